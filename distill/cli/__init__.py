@@ -1,0 +1,106 @@
+"""The ``distill`` command: one subcommand per function, global flags on every command.
+
+Each ``distill/cli/<group>.py`` module has ``register(subparsers)``; its handlers take
+``(settings, args)`` and return a result object that :func:`emit` prints as JSON (``--json``)
+or as readable text. Modules here import nothing heavy at import time (LanceDB, LLM SDKs,
+numpy): ``distill enqueue`` is an agent hook's fast path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Any, Callable
+
+from ..errors import DistillError
+
+COMMAND_MODULES = ("tails", "memories", "distill_cmd", "queue_cmds")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="distill",
+        description="Distill agent session transcripts into a shared LanceDB memory.",
+    )
+    add_global_flags(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__name__}.{name}":
+                continue  # a command group not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def add_global_flags(parser: argparse.ArgumentParser) -> None:
+    """Flags every command accepts; also accepted after the subcommand name."""
+    parser.add_argument("--state-dir", help="state directory (cursor, batches, queue); env DISTILL_STATE_DIR")
+    parser.add_argument("--agents-dir", help="OpenClaw agents folder; env DISTILL_AGENTS_DIR")
+    parser.add_argument("--db", help="LanceDB directory; env DISTILL_DB")
+    parser.add_argument("--json", action="store_true", help="print one JSON object for scripts")
+
+
+def command(sub: Any, name: str, handler: Callable[[Any, argparse.Namespace], Any], help: str) -> argparse.ArgumentParser:
+    """Add a subcommand whose handler receives ``(settings, args)``."""
+    p = sub.add_parser(name, help=help, description=help)
+    add_global_flags_sub(p)
+    p.set_defaults(handler=handler)
+    return p
+
+
+def add_global_flags_sub(parser: argparse.ArgumentParser) -> None:
+    # SUPPRESS keeps a flag given before the subcommand from being reset to None after it
+    parser.add_argument("--state-dir", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    parser.add_argument("--agents-dir", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    parser.add_argument("--db", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
+def settings_from_args(args: argparse.Namespace):
+    from ..config import load_settings
+
+    return load_settings(state_dir=args.state_dir, agents_dir=args.agents_dir, db=args.db)
+
+
+def emit(result: Any, as_json: bool) -> None:
+    """Print a handler's result: ``--json`` → one JSON object; otherwise its ``human()`` text."""
+    if result is None:
+        return
+    if as_json:
+        import orjson
+
+        data = result.model_dump(mode="json", by_alias=True) if hasattr(result, "model_dump") else result
+        sys.stdout.write(orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS).decode() + "\n")
+    else:
+        text = result.human() if hasattr(result, "human") else str(result)
+        if text:
+            print(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        settings = settings_from_args(args)
+        result = args.handler(settings, args)
+        emit(result, args.json)
+        return int(getattr(result, "exit_code", 0) or 0)
+    except DistillError as exc:
+        if args.json:
+            import orjson
+
+            sys.stdout.write(orjson.dumps({"error": str(exc), "kind": type(exc).__name__}).decode() + "\n")
+        print(f"distill: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("distill: interrupted; nothing was committed past what is stored", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,25 @@
+"""The one-line summary every run ends with, and its JSON twin."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class RunSummary(BaseModel):
+    action: str = "noop"  # created | noop | pending | committed | distilled | ...
+    files: int = 0
+    bytes: int = 0
+    turns: int = 0
+    memories_added: int = 0
+    memories_duplicate: int = 0
+    llm_calls: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+    counters: dict[str, int] = Field(default_factory=dict)
+
+    def line(self) -> str:
+        return (
+            f"{self.action}: {self.files} files, {self.bytes} bytes, {self.turns} turns, "
+            f"{self.memories_added} memories added, {self.memories_duplicate} skipped as duplicate, "
+            f"{self.llm_calls} LLM calls, {self.tokens} tokens, {self.seconds:.2f} s"
+        )
