@@ -10,8 +10,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 
 def fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
@@ -38,6 +36,8 @@ def write_bytes(path: Path, data: bytes) -> None:
 
 
 def write_json(path: Path, obj: Any, *, indent: bool = True) -> None:
+    import orjson  # here, not at the top: `distill enqueue` (a hook's fast path) writes no JSON with it
+
     option = orjson.OPT_INDENT_2 if indent else 0
     write_bytes(path, orjson.dumps(obj, option=option | orjson.OPT_NON_STR_KEYS) + b"\n")
 

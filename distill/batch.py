@@ -3,11 +3,45 @@
 The keys of the script this replaces (``version``, ``createdAtMs``, ``agents[].agentId``,
 ``agents[].messages[].{ts, role, text}``, ``touchedFiles``) are kept so that cron prompts
 written for it keep working; provenance is added per message and per file range.
+
+Life of a batch (every step under the state lock, so cron, the daemon and backfill never
+interleave):
+
+1. ``create_batch`` writes ``batches/<id>.json``, *then* marks its ranges pending in the
+   cursor. A crash in between leaves an unreferenced file, which the next run moves to
+   ``batches/aborted/``; its bytes are simply read again.
+2. ``commit_batch`` moves the file to ``batches/done/``, *then* advances the cursor. A crash in
+   between is finished by the next run or commit (a pending id whose file is in ``done/``).
+3. ``abort_batch`` releases the ranges, *then* moves the file to ``batches/aborted/``.
+
+Choices where the issue is silent: a file range that yields no turn at all (only noise,
+tool output, headers) is committed at once, without a batch; if no file yields a turn, no
+batch is written (``noop``). Files with a pending range wait; the others go on.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import os
+import secrets
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .atomic import move, write_bytes
+from .config import Settings
+from .cursor import (HEAD_BYTES, Cursor, FileEntry, SeenTurns, file_key, head_hash, new_entry, now_ms,
+                     turn_digest)
+from .errors import DistillError, SchemaMismatch
+from .lock import FileLock
+from .summary import RunSummary
+from .tail import TailReader
 
 
 class BatchMessage(BaseModel):
@@ -38,6 +72,11 @@ class FileRange(BaseModel):
     start: int
     end: int
     agentId: str
+    skipLine: bool = False  # ``end`` lies inside an over-long line whose rest is skipped
+
+    @property
+    def key(self) -> str:
+        return f"{self.dev}:{self.inode}"
 
 
 class Batch(BaseModel):
@@ -48,3 +87,592 @@ class Batch(BaseModel):
     touchedFiles: list[str] = Field(default_factory=list)
     ranges: list[FileRange] = Field(default_factory=list)
     counters: dict[str, int] = Field(default_factory=dict)
+    cursorPath: str | None = None  # the cursor whose ranges this batch holds (None = the default one)
+
+
+class BatchResult(BaseModel):
+    action: Literal["created", "noop", "pending"]
+    batchFile: str | None = None
+    batchFiles: list[str] = Field(default_factory=list)
+    cursorPath: str = ""
+    summary: RunSummary
+    released: list[str] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+
+    def human(self) -> str:
+        lines = [self.summary.line()]
+        if self.batchFile:
+            lines.append(f"batch file: {self.batchFile}")
+        others = [f for f in self.batchFiles if f != self.batchFile]
+        if others:
+            lines.append("pending batch files (distill them, then `distill commit --batch-file F`):")
+            lines += [f"  {f}" for f in others]
+        for bid in self.released:
+            lines.append(f"released pending batch {bid}: its file is gone")
+        lines += [f"warning: {e}" for e in self.errors]
+        return "\n".join(lines)
+
+
+# --- the state lock ---------------------------------------------------------------------
+
+_held: dict[tuple[str, int], int] = {}
+
+
+@contextmanager
+def state_lock(settings: Settings) -> Iterator[None]:
+    """Hold ``<state>/.lock``. Re-entrant within a thread, so a caller (the pipeline) may hold
+    it around several of the functions here. Waits ``settings.state_lock_wait`` seconds, then
+    raises LockBusy naming the holder's pid."""
+    ident = (str(settings.lock_path), threading.get_ident())
+    if _held.get(ident):
+        _held[ident] += 1
+        try:
+            yield
+        finally:
+            _held[ident] -= 1
+        return
+    lock = FileLock(settings.lock_path, purpose="distill run / commit / init / backfill")
+    lock.acquire(timeout=settings.state_lock_wait)
+    _held[ident] = 1
+    try:
+        yield
+    finally:
+        _held.pop(ident, None)
+        lock.release()
+
+
+# --- paths --------------------------------------------------------------------------------
+
+def _done_dir(settings: Settings) -> Path:
+    return settings.batches_dir / "done"
+
+
+def _aborted_dir(settings: Settings) -> Path:
+    return settings.batches_dir / "aborted"
+
+
+def _new_batch_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+
+
+def load_batch(path: Path) -> Batch:
+    try:
+        return Batch.model_validate_json(Path(path).read_bytes())
+    except FileNotFoundError:
+        raise DistillError(f"batch file {path} does not exist") from None
+    except (ValidationError, ValueError) as exc:
+        raise SchemaMismatch(f"batch file {path} is not a distill batch: {exc}") from exc
+
+
+def _cursor_path_of(settings: Settings, batch: Batch) -> Path:
+    return Path(batch.cursorPath) if batch.cursorPath else settings.cursor_path.absolute()
+
+
+def pending_batches(settings: Settings, cursor_path: Path | None = None) -> list[Path]:
+    """Batch files whose ranges are pending in the cursor, oldest first (read-only, no lock)."""
+    cursor = Cursor.load(Path(cursor_path or settings.cursor_path))
+    out = []
+    for bid in sorted(cursor.pending_batch_ids()):
+        p = settings.batches_dir.absolute() / f"{bid}.json"
+        if p.exists():
+            out.append(p)
+    return out
+
+
+# --- create -------------------------------------------------------------------------------
+
+class _Reader:
+    """One run's walk over the files: reads the new tails and collects turns and ranges."""
+
+    def __init__(self, settings: Settings, cursor: Cursor, batch_id: str,
+                 read_limit: Callable[[str], int | None] | None):
+        from .sources.base import TurnLimits
+
+        self.settings = settings
+        self.cursor = cursor
+        self.seen = SeenTurns(cursor.path)
+        self.batch_id = batch_id
+        self.read_limit = read_limit
+        self.limits = TurnLimits.from_settings(settings)
+        self.counters: Counter = Counter()
+        self.messages: dict[str, list[BatchMessage]] = {}
+        self.ranges: list[FileRange] = []
+        self.released: list[str] = []
+        self.errors: list[str] = []
+        self.capped: set[str] = set()
+        self.dirty = False
+        self.files = 0
+        self.bytes = 0
+
+    # one discovered file
+    def visit(self, key: str, path: str, agent: str, fmt: str, st: os.stat_result) -> None:
+        entry = self.cursor.files.get(key)
+        moved = False
+        if entry is None:
+            entry = new_entry(path, agent, None if fmt == "auto" else fmt)
+            self.cursor.files[key] = entry
+            self.dirty = True
+        elif entry["path"] != path:
+            moved = True
+            self.counters["renamed"] += 1
+            entry["path"], entry["agent"] = path, agent
+            entry.pop("archived", None)
+            self.dirty = True
+        if entry["pending"]:
+            self.counters["files_waiting_on_pending"] += 1
+            return
+        if entry["size"] == st.st_size and entry["mtime"] == st.st_mtime_ns:
+            return
+        if agent in self.capped:
+            return
+        self.read(key, entry, final=False, moved=moved)
+
+    # a tracked file the walk did not find
+    def missing(self, key: str) -> None:
+        entry = self.cursor.files[key]
+        path = entry["path"]
+        st = _stat(path)
+        if st is not None and file_key(st) == key:
+            if entry.get("archived"):
+                self._finish_archive(key, entry, st)
+            return  # still there, only out of scope now (allow-list, source roots)
+        from .discover import archive_of
+
+        archive = None if entry.get("archived") else archive_of(path, key)
+        if archive is None:
+            if not os.path.isdir(os.path.dirname(path)):
+                self.counters["folder_missing"] += 1  # an unmounted root is not a deletion: keep it
+                return
+            self._forget(key, "deleted")
+            return
+        self.counters["archived"] += 1
+        entry["path"], entry["archived"] = archive, True
+        self.dirty = True
+        st = _stat(archive)
+        if st is not None:
+            self._finish_archive(key, entry, st)
+
+    def _finish_archive(self, key: str, entry: FileEntry, st: os.stat_result) -> None:
+        if entry.get("pending"):
+            return
+        if entry["offset"] < st.st_size and entry["agent"] not in self.capped:
+            self.read(key, entry, final=True, moved=False)
+        if not entry.get("pending") and entry["offset"] >= st.st_size:
+            self._forget(key, "archive_finished")
+
+    def _forget(self, key: str, why: str) -> None:
+        released = self.cursor.drop(key)
+        self.seen.drop(key)
+        self.counters[why] += 1
+        self.released += released
+        self.dirty = True
+
+    def read(self, key: str, entry: FileEntry, *, final: bool, moved: bool) -> None:
+        path = entry["path"]
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            self.counters["vanished"] += 1
+            return
+        try:
+            st = os.fstat(fd)
+            if file_key(st) != key:
+                return  # replaced between the walk and the open: next run sees it
+            self._check_head(key, entry, fd, st.st_size, moved)
+            if not entry.get("format") and not self._detect(entry, fd, st):
+                return
+            self._read_tail(key, entry, fd, st, final)
+        finally:
+            os.close(fd)
+
+    def _check_head(self, key: str, entry: FileEntry, fd: int, size: int, moved: bool) -> None:
+        why = None
+        if size < entry["offset"]:
+            why = "truncated"
+        elif entry.get("headLen") and head_hash(fd, entry["headLen"]) != entry.get("head"):
+            why = "rewritten"
+        if why is None:
+            return
+        self.counters[why] += 1
+        self.dirty = True
+        if moved:
+            # a new file that got a freed inode: nothing was read from it
+            self.seen.drop(key)
+            fresh = new_entry(entry["path"], entry["agent"], entry.get("format"))
+            entry.clear()
+            entry.update(fresh)
+            return
+        entry.update(offset=0, skip=False, head="", headLen=0, size=-1, rewritten=True)
+
+    def _detect(self, entry: FileEntry, fd: int, st: os.stat_result) -> bool:
+        from .sources import detect_format
+
+        head = os.pread(fd, min(st.st_size, 1 << 16), 0)
+        nl = head.find(b"\n")
+        if nl < 0:
+            if st.st_size >= 1 << 16:
+                self._unknown(entry, st, f"{entry['path']}: first line is longer than 64 KiB; "
+                              "set the format of its source root in config.toml")
+            return False  # the first line is not complete yet: wait
+        try:
+            entry["format"] = detect_format(head[:nl], entry["path"]).name
+        except DistillError as exc:
+            self._unknown(entry, st, str(exc))
+            return False
+        self.dirty = True
+        return True
+
+    def _unknown(self, entry: FileEntry, st: os.stat_result, message: str) -> None:
+        self.counters["unknown_format"] += 1
+        self.errors.append(message)
+        entry["size"], entry["mtime"] = st.st_size, st.st_mtime_ns  # retried when the file changes
+        self.dirty = True
+
+    def _read_tail(self, key: str, entry: FileEntry, fd: int, st: os.stat_result, final: bool) -> None:
+        from .sources import get_format
+
+        start = entry["offset"]
+        stop = st.st_size
+        limit = self.read_limit(key) if self.read_limit else None
+        if limit is not None:
+            stop = min(stop, limit)
+        agent = entry["agent"]
+        fmt = get_format(entry["format"])
+        parser = fmt.new_parser(agent_id=agent, file=entry["path"], session_id=_session_id(entry["path"]),
+                                counters=self.counters, limits=self.limits)
+        reader = TailReader(fd, start, stop, max_line=self.settings.max_line_bytes,
+                            skip_first=bool(entry.get("skip")), final=final)
+        room = self.settings.max_messages_per_agent - len(self.messages.get(agent, ()))
+        could_yield, feed = fmt.could_yield, parser.feed
+        turns = []
+        capped = False
+        for line, s, e in reader.lines():
+            if could_yield(line):
+                try:
+                    got = feed(line, s, e)
+                except Exception as exc:  # a parser bug must not stall every later run on this line
+                    self._parser_error(entry["path"], s, exc)
+                    continue
+                if got:
+                    turns += got
+                    if len(turns) >= room:
+                        capped = True
+                        break
+        try:
+            turns += parser.finish()
+        except Exception as exc:
+            self._parser_error(entry["path"], reader.end, exc)
+        if reader.too_long:
+            self.counters["lines_too_long"] += reader.too_long
+        end, skip = reader.end, reader.in_long_line and not capped
+        if entry.get("rewritten") and turns:
+            turns = self._drop_seen(key, turns)
+        if capped:
+            self.capped.add(agent)
+            self.counters["agent_message_cap_reached"] += 1
+        else:
+            entry["size"], entry["mtime"] = (st.st_size, st.st_mtime_ns) if stop == st.st_size else (-1, 0)
+        head_len = min(HEAD_BYTES, max(end, start))
+        entry["head"], entry["headLen"] = head_hash(fd, head_len), head_len
+        self.dirty = True
+        if end == start and skip == bool(entry.get("skip")):
+            return
+        self.files += 1
+        self.bytes += end - start
+        if not turns:
+            entry["offset"], entry["skip"] = end, skip  # nothing to distill: done at once
+            return
+        entry["pending"] = {self.batch_id: [start, end, int(skip)]}
+        self.ranges.append(FileRange(path=entry["path"], dev=st.st_dev, inode=st.st_ino, start=start,
+                                     end=end, agentId=agent, skipLine=skip))
+        mtime_ms = st.st_mtime_ns // 1_000_000
+        out = self.messages.setdefault(agent, [])
+        for t in turns:
+            out.append(BatchMessage(id=f"{key}:{t.start}", ts=t.ts or mtime_ms, role=t.role, text=t.text,
+                                    sessionId=t.session_id, file=entry["path"], start=t.start, end=t.end,
+                                    entryId=t.entry_id))
+
+    def _parser_error(self, path: str, offset: int, exc: Exception) -> None:
+        self.counters["parser_error"] += 1
+        if self.counters["parser_error"] <= 5:
+            self.errors.append(f"{path} at byte {offset}: the {type(exc).__name__} parser error "
+                               f"'{exc}' skipped this line; please report it")
+
+    def _drop_seen(self, key: str, turns: list) -> list:
+        seen = self.seen.load(key)
+        kept = [t for t in turns if turn_digest(t.role, t.text) not in seen]
+        self.counters["turns_already_read"] += len(turns) - len(kept)
+        return kept
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def _session_id(path: str) -> str:
+    name = os.path.basename(path)
+    return name.split(".jsonl", 1)[0] if ".jsonl" in name else Path(name).stem
+
+
+def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
+                 file_filter: Callable[[Path, os.stat_result], bool] | None = None,
+                 cursor_path: Path | None = None,
+                 read_limit: Callable[[str], int | None] | None = None) -> BatchResult:
+    """Read every new complete line, write a batch of the turns, mark its ranges pending.
+
+    ``only_files``: read just these transcripts (the daemon's per-session task).
+    ``file_filter(path, stat)``: skip files it rejects (backfill's --agent/--since).
+    ``cursor_path``: use another cursor file (backfill); the batch records it for ``commit``.
+    ``read_limit(key)``: read a file (``"<dev>:<inode>"``) no further than this offset.
+    """
+    from .discover import discover
+
+    t0 = time.monotonic()
+    cpath = Path(cursor_path or settings.cursor_path).absolute()
+    with state_lock(settings):
+        cursor = Cursor.load(cpath)
+        reader = _Reader(settings, cursor, _new_batch_id(), read_limit)
+        reader.released += _reconcile(settings, cursor, reader.counters)
+        reader.dirty |= bool(reader.released) or reader.counters["commit_finished"] > 0
+        only_keys, only_paths = _only(only_files)
+        found: set[str] = set()
+        for sf in discover(settings, reader.counters):
+            key = sf.key
+            if only_keys is not None and key not in only_keys:
+                continue
+            if file_filter is not None and not file_filter(Path(sf.path), sf.st):
+                continue
+            found.add(key)
+            reader.visit(key, sf.path, sf.agent, sf.format, sf.st)
+        if file_filter is None or only_paths is not None:  # a filtered walk cannot tell "gone"
+            for key in [k for k in cursor.files if k not in found]:
+                if only_paths is None or cursor.files[key]["path"] in only_paths:
+                    reader.missing(key)
+        result = _finish(settings, cursor, reader, cpath, t0)
+    if cursor_path is None:
+        record_last_run(settings, result.summary, result.batchFile)
+    _prune(settings)
+    return result
+
+
+def _only(only_files: set[Path] | None) -> tuple[set[str] | None, set[str] | None]:
+    if only_files is None:
+        return None, None
+    keys, paths = set(), set()
+    for p in only_files:
+        paths.add(os.path.abspath(p))
+        st = _stat(str(p))
+        if st is not None:
+            keys.add(file_key(st))
+    return keys, paths
+
+
+def _finish(settings: Settings, cursor: Cursor, reader: _Reader, cpath: Path, t0: float) -> BatchResult:
+    turns = sum(len(m) for m in reader.messages.values())
+    batch_file = None
+    if turns:
+        batch = Batch(
+            batchId=reader.batch_id,
+            createdAtMs=now_ms(),
+            agents=[BatchAgent(agentId=a, messages=m) for a, m in sorted(reader.messages.items())],
+            touchedFiles=[r.path for r in reader.ranges],
+            ranges=reader.ranges,
+            counters=dict(reader.counters),
+            cursorPath=None if cpath == settings.cursor_path.absolute() else str(cpath),
+        )
+        batch_file = settings.batches_dir.absolute() / f"{reader.batch_id}.json"
+        write_bytes(batch_file, orjson.dumps(batch.model_dump(mode="json"), option=orjson.OPT_INDENT_2))
+    if reader.dirty:
+        cursor.save()
+    pending = [str(settings.batches_dir.absolute() / f"{b}.json") for b in sorted(cursor.pending_batch_ids())]
+    action = "created" if batch_file else ("pending" if pending else "noop")
+    summary = RunSummary(action=action, files=reader.files, bytes=reader.bytes, turns=turns,
+                         seconds=time.monotonic() - t0, counters=dict(reader.counters))
+    return BatchResult(action=action, batchFile=str(batch_file) if batch_file else None, batchFiles=pending,
+                       cursorPath=str(cpath), summary=summary, released=sorted(set(reader.released)),
+                       errors=reader.errors)
+
+
+# --- reconcile half-finished steps ----------------------------------------------------------
+
+def _reconcile(settings: Settings, cursor: Cursor, counters: Counter) -> list[str]:
+    """Finish a commit or abort that a crash interrupted; return the batch ids released."""
+    released = []
+    pending = cursor.pending_batch_ids()
+    if not pending and not _has_json(settings.batches_dir):
+        return released
+    for bid in sorted(pending):
+        if (settings.batches_dir / f"{bid}.json").exists():
+            continue
+        done = _done_dir(settings) / f"{bid}.json"
+        if done.exists():
+            _apply_commit(cursor, load_batch(done))
+            counters["commit_finished"] += 1
+        else:
+            _release(cursor, bid)
+            released.append(bid)
+            counters["batch_file_gone"] += 1
+    try:
+        tops = [e for e in os.scandir(settings.batches_dir) if e.name.endswith(".json") and e.is_file()]
+    except FileNotFoundError:
+        tops = []
+    for e in tops:
+        bid = e.name[: -len(".json")]
+        if bid in pending:
+            continue
+        try:
+            batch = load_batch(Path(e.path))
+        except DistillError:
+            continue  # not ours to move
+        if _cursor_path_of(settings, batch) == cursor.path:
+            move(Path(e.path), _aborted_dir(settings) / e.name)  # created, never recorded: re-read
+            counters["orphan_batches"] += 1
+    return released
+
+
+def _has_json(folder: Path) -> bool:
+    try:
+        return any(n.endswith(".json") for n in os.listdir(folder))
+    except FileNotFoundError:
+        return False
+
+
+def _release(cursor: Cursor, batch_id: str) -> tuple[int, int]:
+    """Forget a batch's pending ranges; (files, bytes) released."""
+    files = nbytes = 0
+    for _, entry in cursor.entries_pending_on(batch_id):
+        start, end, _skip = entry["pending"].pop(batch_id)
+        entry["size"] = -1  # read again next run
+        files += 1
+        nbytes += end - start
+    return files, nbytes
+
+
+def _apply_commit(cursor: Cursor, batch: Batch) -> tuple[int, int, list[str]]:
+    """Advance the cursor over the batch's ranges still pending; (files, bytes, keys)."""
+    files = nbytes = 0
+    keys = []
+    for r in batch.ranges:
+        entry = cursor.files.get(r.key)
+        pend = entry["pending"].pop(batch.batchId, None) if entry else None
+        if pend is None:
+            continue
+        entry["offset"], entry["skip"] = pend[1], bool(pend[2])
+        files += 1
+        nbytes += pend[1] - pend[0]
+        keys.append(r.key)
+    return files, nbytes, keys
+
+
+# --- commit / abort -------------------------------------------------------------------------
+
+def _locate(settings: Settings, batch_file: Path) -> tuple[Batch, str]:
+    """Find a batch wherever its life has taken it: ("pending" | "done" | "aborted", batch)."""
+    path = Path(batch_file)
+    candidates = [path]
+    name = path.name if path.suffix == ".json" else f"{path.name}.json"
+    candidates += [settings.batches_dir / name, _done_dir(settings) / name, _aborted_dir(settings) / name]
+    for p in candidates:
+        if p.is_file():
+            batch = load_batch(p)
+            for where, folder in (("done", _done_dir(settings)), ("aborted", _aborted_dir(settings))):
+                if (folder / f"{batch.batchId}.json").exists():
+                    return batch, where
+            return batch, "pending"
+    raise DistillError(f"batch file {batch_file} does not exist (nor under {settings.batches_dir})")
+
+
+def commit_batch(settings: Settings, batch_file: Path) -> RunSummary:
+    """Mark a batch's ranges committed: its memories are stored. Idempotent."""
+    t0 = time.monotonic()
+    with state_lock(settings):
+        batch, where = _locate(settings, batch_file)
+        cursor = Cursor.load(_cursor_path_of(settings, batch))
+        if where == "aborted":
+            raise DistillError(
+                f"batch {batch.batchId} was aborted (or never recorded), so its ranges were released and "
+                "will be read again by the next `distill run`; it cannot be committed"
+            )
+        if where == "pending":
+            if batch.batchId not in cursor.pending_batch_ids():
+                move(settings.batches_dir / f"{batch.batchId}.json", _aborted_dir(settings) / f"{batch.batchId}.json")
+                raise DistillError(
+                    f"batch {batch.batchId} is not pending in {cursor.path}: either a run crashed before "
+                    "recording it (its bytes will be read again by `distill run`), or its transcript was "
+                    "deleted and the range released; nothing to commit, it was moved to batches/aborted/"
+                )
+            move(settings.batches_dir / f"{batch.batchId}.json", _done_dir(settings) / f"{batch.batchId}.json")
+        files, nbytes, keys = _apply_commit(cursor, batch)
+        if keys:
+            cursor.save()
+            _remember_turns(SeenTurns(cursor.path), batch, set(keys))
+    turns = sum(len(a.messages) for a in batch.agents)
+    return RunSummary(action="committed", files=files, bytes=nbytes, turns=turns if keys else 0,
+                      seconds=time.monotonic() - t0)
+
+
+def _remember_turns(seen: SeenTurns, batch: Batch, keys: set[str]) -> None:
+    by_key: dict[str, list[bytes]] = {}
+    for agent in batch.agents:
+        for m in agent.messages:
+            key = m.id.rsplit(":", 1)[0]
+            if key in keys:
+                by_key.setdefault(key, []).append(turn_digest(m.role, m.text))
+    for key, digests in by_key.items():
+        seen.add(key, digests)
+
+
+def abort_batch(settings: Settings, batch_file: Path) -> RunSummary:
+    """Release a batch's pending ranges: the next run reads those bytes again."""
+    t0 = time.monotonic()
+    with state_lock(settings):
+        batch, where = _locate(settings, batch_file)
+        if where == "done":
+            raise DistillError(f"batch {batch.batchId} is already committed; it cannot be aborted")
+        files = nbytes = 0
+        if where == "pending":
+            cursor = Cursor.load(_cursor_path_of(settings, batch))
+            files, nbytes = _release(cursor, batch.batchId)
+            if files:
+                cursor.save()
+            move(settings.batches_dir / f"{batch.batchId}.json", _aborted_dir(settings) / f"{batch.batchId}.json")
+    return RunSummary(action="aborted", files=files, bytes=nbytes, seconds=time.monotonic() - t0)
+
+
+# --- housekeeping -------------------------------------------------------------------------
+
+class LastRun(BaseModel):
+    atMs: int
+    action: str
+    batchFile: str | None = None
+    summary: RunSummary
+
+
+def record_last_run(settings: Settings, summary: RunSummary, batch_file: str | None = None) -> None:
+    """What `distill status` shows as the last run (``run --distill`` records its total).
+
+    Informational only, so written by rename without fsync: a no-op run stays cheap."""
+    path = settings.state_dir / "last-run.json"
+    tmp = path.with_name(f".last-run.{os.getpid()}.tmp")
+    tmp.write_bytes(orjson.dumps(LastRun(atMs=now_ms(), action=summary.action, batchFile=batch_file,
+                                         summary=summary).model_dump(mode="json")))
+    os.replace(tmp, path)
+
+
+def _prune(settings: Settings) -> None:
+    """Drop committed and aborted batch files older than ``batch_retention_days``."""
+    cutoff = time.time() - settings.batch_retention_days * 86400
+    for folder in (_done_dir(settings), _aborted_dir(settings)):
+        try:
+            entries = list(os.scandir(folder))
+        except FileNotFoundError:
+            continue
+        for e in entries:
+            try:
+                if e.name.endswith(".json") and e.stat().st_mtime < cutoff:
+                    os.unlink(e.path)
+            except OSError:
+                pass

@@ -59,10 +59,14 @@ class SourceRoot(BaseModel):
 
 
 class DedupThresholds(BaseModel):
-    """Near-duplicate decision: cosine at least ``cosine`` and the lexical guard agrees."""
+    """Near-duplicate decision: cosine at least ``cosine`` and the lexical guard agrees.
+
+    ``cosine_cross`` applies when one memory is Chinese and the other English (translations
+    embed further apart than paraphrases); None means ``cosine``. See docs/dedup.md."""
 
     cosine: float = 0.90
     lexical: float = 0.5
+    cosine_cross: float | None = None
 
 
 class Settings(BaseSettings):
@@ -91,6 +95,8 @@ class Settings(BaseSettings):
     max_turn_chars: int = 6000
     max_tool_trace_chars: int = 300
     max_messages_per_agent: int = 2000
+    state_lock_wait: float = 10.0  # seconds `run`/`commit` wait for <state>/.lock, then refuse
+    batch_retention_days: float = 14.0  # committed/aborted batch files kept this long
 
     # --- store
     embedder: Literal["local", "openai", "gemini"] = "local"
@@ -101,6 +107,10 @@ class Settings(BaseSettings):
     embed_task: str | None = None  # Jina's `task` parameter, e.g. "retrieval.passage"
     embed_batch_size: int = 64
     dedup: dict[str, DedupThresholds] = Field(default_factory=dict)
+    store_lock_timeout: float = 120.0  # seconds a writer waits for the store's write lock
+    store_compact_small_fragments: int = 32  # compact after a write once this many small fragments exist
+    store_cleanup_grace_minutes: float = 60.0  # compaction keeps old versions this long for live readers
+    store_vector_index_min_rows: int = 20_000  # build an ANN index for search from this many rows
 
     # --- distiller
     llm: Literal["rules", "gemini", "openai"] = "rules"
@@ -128,6 +138,8 @@ class Settings(BaseSettings):
     worker_backoff_seconds: float = 30.0
     worker_done_retention_days: float = 7.0
     worker_poll: bool = False  # force the polling observer (no inotify)
+    worker_compact_interval: float = 3600.0  # seconds between store compactions (only after new memories)
+    worker_stall_seconds: float = 1800.0  # a run silent this long stops the watchdog pings (systemd restarts us)
 
     @field_validator("state_dir", "agents_dir", "db")
     @classmethod

@@ -83,6 +83,11 @@ def emit(result: Any, as_json: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from ..enqueue import fast_main  # the hook's fast path: no parser tree, no pydantic
+
+    fast = fast_main(sys.argv[1:] if argv is None else list(argv))
+    if fast is not None:
+        return fast
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -1,0 +1,318 @@
+"""``distill backfill``: distil the history that ``distill init`` skipped, through the same pipeline.
+
+How it stays out of the main cursor's way and survives interrupts:
+
+- it reads with its own cursor, ``<state>/backfill-cursor.json`` (batches record it, so
+  commits go there), starting every file at byte 0;
+- it reads each file only up to where the *main* cursor had committed when backfill first
+  met that file (``<state>/backfill.json`` keeps those limits), so the main run and backfill
+  split each file between them instead of both reading it; bytes the main run reads later are
+  its own business;
+- an interrupt leaves at most the current batch pending on the backfill cursor; the next
+  ``distill backfill`` retries it first and goes on, and the store's dedup absorbs any
+  overlap. Run it again with other filters and the limits already recorded are kept.
+
+``--agent`` keeps one agent's files; ``--since`` / ``--until`` keep files by their last
+modification time (a date is a local calendar day, ``--until`` inclusive). ``--dry-run``
+reads the same bytes with the same parsers and chunker and prints what a run would send,
+without calling a model or writing anything.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections import Counter
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Callable
+
+from pydantic import BaseModel, Field
+
+from .atomic import write_json
+from .config import Settings
+from .errors import ConfigError
+from .lock import FileLock
+from .summary import RunSummary
+
+PLAN_VERSION = 1
+PROMPT_OVERHEAD_TOKENS = 900  # instructions + schema sent with each chunk (estimate for --dry-run)
+
+
+class FileTodo(BaseModel):
+    path: str
+    agent: str
+    key: str
+    start: int  # where backfill's own cursor stands
+    stop: int  # the main cursor's committed offset when backfill first met the file
+
+    @property
+    def bytes(self) -> int:
+        return max(0, self.stop - self.start)
+
+
+class Estimate(BaseModel):
+    turns: int = 0
+    chunks: int = 0
+    llm_calls: int = 0
+    tokens: int = 0
+    provider: str = "rules"
+
+
+class BackfillReport(BaseModel):
+    action: str  # dry-run | backfilled | noop
+    agent: str | None = None
+    since: str | None = None
+    until: str | None = None
+    files: int = 0
+    bytes: int = 0
+    todo: list[FileTodo] = Field(default_factory=list)
+    estimate: Estimate | None = None
+    summary: RunSummary | None = None
+
+    def human(self) -> str:
+        if self.action == "dry-run":
+            n = len(self.todo)
+            lines = [f"would read {n} file{'' if n == 1 else 's'}, {_size(self.bytes)}:"]
+            lines += [f"  {t.agent:<20} {_size(t.bytes):>10}  {t.path}  [{t.start}, {t.stop})" for t in self.todo[:50]]
+            if len(self.todo) > 50:
+                lines.append(f"  … and {len(self.todo) - 50} more")
+            e = self.estimate or Estimate()
+            calls = (f"{e.llm_calls} LLM calls, about {e.tokens} tokens ({e.provider})" if e.provider != "rules"
+                     else "0 LLM calls, 0 tokens (the rules provider runs offline)")
+            lines.append(f"estimate: {e.turns} turns, {e.chunks} chunks, {calls}; nothing was spent")
+            return "\n".join(lines)
+        if self.action == "noop":
+            return "nothing to backfill: every selected file is read up to where the main cursor stood"
+        return (self.summary or RunSummary()).line()
+
+
+def plan_path(settings: Settings) -> Path:
+    return settings.state_dir / "backfill.json"
+
+
+def cursor_path(settings: Settings) -> Path:
+    return settings.state_dir / "backfill-cursor.json"
+
+
+def parse_when(value: str | None, *, end_of_day: bool = False) -> float | None:
+    """``YYYY-MM-DD`` (local day) or an ISO date-time → Unix seconds."""
+    if not value:
+        return None
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        raise ConfigError(f"date {value!r} is not YYYY-MM-DD or an ISO date-time (e.g. 2026-03-01T12:00)") from None
+    if end_of_day and len(value) <= 10:
+        when += timedelta(days=1)
+    return when.timestamp() - (1e-6 if end_of_day and len(value) <= 10 else 0)
+
+
+def record_limits(settings: Settings) -> dict[str, int]:
+    """Limits per file: kept from earlier backfills, added for files met for the first time."""
+    from .batch import state_lock
+    from .cursor import Cursor
+
+    path = plan_path(settings)
+    limits: dict[str, int] = {}
+    if path.exists():
+        import orjson
+
+        try:
+            data = orjson.loads(path.read_bytes())
+            limits = {str(k): int(v) for k, v in data["limits"].items()}
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ConfigError(f"backfill plan {path} is damaged ({exc}); move it and "
+                              f"{cursor_path(settings).name} away to start backfill over") from None
+    with state_lock(settings):  # a consistent view of the main cursor
+        main = Cursor.load(settings.cursor_path)
+    added = {k: int(e["offset"]) for k, e in main.files.items() if k not in limits}
+    if added or not path.exists():
+        limits.update(added)
+        write_json(path, {"version": PLAN_VERSION, "updatedAtMs": int(time.time() * 1000), "limits": limits})
+    return limits
+
+
+def select(settings: Settings, limits: dict[str, int], *, agent: str | None, since: float | None,
+           until: float | None) -> list[FileTodo]:
+    from .cursor import Cursor
+    from .discover import discover
+
+    own = Cursor.load(cursor_path(settings))
+    out = []
+    for sf in discover(settings, Counter()):
+        if agent is not None and sf.agent != agent:
+            continue
+        if (since is not None and sf.st.st_mtime < since) or (until is not None and sf.st.st_mtime > until):
+            continue
+        stop = min(limits.get(sf.key, 0), sf.st.st_size)
+        entry = own.files.get(sf.key)
+        start = int(entry["offset"]) if entry else 0
+        if stop > start:
+            out.append(FileTodo(path=sf.path, agent=sf.agent, key=sf.key, start=start, stop=stop))
+    return out
+
+
+def estimate(settings: Settings, todo: list[FileTodo]) -> Estimate:
+    """Parse the bytes a run would read and chunk them as the distiller would; spend nothing."""
+    from .batch import BatchAgent, BatchMessage
+    from .distiller.chunking import chunk_batch
+    from .sources import detect_format
+    from .sources.base import TurnLimits
+    from .tail import TailReader
+
+    limits = TurnLimits.from_settings(settings)
+    counters: Counter = Counter()
+    agents: dict[str, list[BatchMessage]] = {}
+    for t in todo:
+        try:
+            fd = os.open(t.path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            first = os.pread(fd, 65536, 0).split(b"\n", 1)[0]
+            try:
+                fmt = detect_format(first, t.path)
+            except Exception:  # noqa: BLE001 - an unknown format is reported by the real run
+                continue
+            parser = fmt.new_parser(agent_id=t.agent, file=t.path, session_id=Path(t.path).stem,
+                                    counters=counters, limits=limits)
+            turns = []
+            for line, s, e in TailReader(fd, t.start, t.stop, max_line=settings.max_line_bytes).lines():
+                if fmt.could_yield(line):
+                    turns += parser.feed(line, s, e)
+            turns += parser.finish()
+        finally:
+            os.close(fd)
+        agents.setdefault(t.agent, []).extend(
+            BatchMessage(id=f"{t.key}:{x.start}", ts=x.ts, role=x.role, text=x.text, sessionId=x.session_id,
+                         file=t.path, start=x.start, end=x.end) for x in turns)
+    chunks = chunk_batch([BatchAgent(agentId=a, messages=m) for a, m in agents.items()],
+                         chunk_tokens=settings.chunk_tokens, overlap_turns=settings.chunk_overlap_turns)
+    offline = settings.llm == "rules"
+    return Estimate(
+        turns=sum(len(m) for m in agents.values()),
+        chunks=len(chunks),
+        llm_calls=0 if offline else len(chunks),
+        tokens=0 if offline else sum(c.tokens() + PROMPT_OVERHEAD_TOKENS for c in chunks),
+        provider=settings.llm,
+    )
+
+
+Progress = Callable[[int, int, int, int, int], None]  # files done, files, bytes done, bytes, memories
+
+
+def run_backfill(settings: Settings, *, agent: str | None = None, since: str | None = None,
+                 until: str | None = None, dry_run: bool = False, progress: Progress | None = None,
+                 runner: Callable[..., RunSummary] | None = None) -> BackfillReport:
+    since_s, until_s = parse_when(since), parse_when(until, end_of_day=True)
+    report = BackfillReport(action="noop", agent=agent, since=since, until=until)
+    guard = FileLock(settings.state_dir / "backfill.lock", purpose="distill backfill")
+    guard.acquire(timeout=0)  # one backfill at a time; run and the worker interleave per batch
+    try:
+        limits = record_limits(settings)
+        todo = select(settings, limits, agent=agent, since=since_s, until=until_s)
+        report.todo, report.files, report.bytes = todo, len(todo), sum(t.bytes for t in todo)
+        if dry_run:
+            report.action = "dry-run"
+            report.estimate = estimate(settings, todo)
+            return report
+        from .pipeline import run_distill
+
+        pending = _has_pending(settings)
+        if not todo and not pending:
+            return report
+        watch = _CursorWatch(settings, todo, progress)
+        keys = {t.key for t in todo}
+        summary = (runner or run_distill)(
+            settings,
+            file_filter=lambda _p, st: f"{st.st_dev}:{st.st_ino}" in keys,
+            cursor_path=cursor_path(settings),
+            read_limit=lambda key: limits.get(key, 0),
+            progress=watch.tick,
+        )
+        watch.finish(summary.memories_added)
+        report.action, report.summary = "backfilled", summary
+        return report
+    finally:
+        guard.release()
+
+
+def _has_pending(settings: Settings) -> bool:
+    from .batch import pending_batches
+
+    return bool(pending_batches(settings, cursor_path=cursor_path(settings)))
+
+
+class _CursorWatch:
+    """Turns the pipeline's progress ticks into files / bytes done, read from backfill's cursor."""
+
+    def __init__(self, settings: Settings, todo: list[FileTodo], sink: Progress | None):
+        self.path = cursor_path(settings)
+        self.todo = todo
+        self.sink = sink
+        self.total = sum(t.bytes for t in todo)
+        self._last = 0.0
+        self._emit(0, 0, 0)
+
+    def tick(self, *_args: object) -> None:
+        if self.sink is None or time.monotonic() - self._last < 0.2:
+            return
+        self._last = time.monotonic()
+        self._emit(*self._done(), 0)
+
+    def finish(self, memories: int) -> None:
+        files, done = self._done()
+        self._emit(files, done, memories)
+
+    def _done(self) -> tuple[int, int]:
+        from .cursor import Cursor
+
+        try:
+            files = Cursor.load(self.path).files
+        except Exception:  # noqa: BLE001 - progress is best effort; the run reports errors
+            return 0, 0
+        done_files = done = 0
+        for t in self.todo:
+            offset = int(files.get(t.key, {}).get("offset", t.start))
+            done += max(0, min(offset, t.stop) - t.start)
+            done_files += offset >= t.stop
+        return done_files, done
+
+    def _emit(self, files: int, done: int, memories: int) -> None:
+        if self.sink:
+            self.sink(files, len(self.todo), done, self.total, memories)
+
+
+def progress_printer(stream=None) -> Progress:
+    """A bar redrawn in place on a terminal; plain lines (at most one per 5 s) otherwise."""
+    stream = stream or sys.stderr
+    tty = stream.isatty()
+    state = {"last": 0.0}
+
+    def show(files: int, nfiles: int, done: int, total: int, memories: int) -> None:
+        frac = done / total if total else 1.0
+        text = f"files {files}/{nfiles}  {_size(done)}/{_size(total)}  memories {memories}"
+        if tty:
+            bar = "#" * int(frac * 30)
+            stream.write(f"\r[{bar:<30}] {frac:6.1%}  {text}  ")
+            if files == nfiles and done >= total:
+                stream.write("\n")
+        else:
+            now = time.monotonic()
+            if now - state["last"] < 5 and done < total:
+                return
+            state["last"] = now
+            stream.write(f"backfill: {frac:.1%} {text}\n")
+        stream.flush()
+
+    return show
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"

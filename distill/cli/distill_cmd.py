@@ -1,0 +1,39 @@
+"""``distill distill --batch-file F [--commit]``: distil a batch that ``distill run`` made.
+
+For the two-phase cron flow: ``run`` cuts the batch, this turns it into stored memories, and
+``commit`` (or ``--commit`` here) advances the cursor. Without ``--commit`` the batch stays
+pending, and running this again stores nothing twice.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ..summary import RunSummary
+from . import command
+
+
+class DistillOutput(RunSummary):
+    batch_file: str | None = None
+
+    def human(self) -> str:
+        line = self.line()
+        if self.action == "distilled" and self.batch_file:
+            line += f"\nnext: distill commit --batch-file {self.batch_file}"
+        return line
+
+
+def register(sub: Any) -> None:
+    p = command(sub, "distill", _distill, "distil a batch file made by `distill run` into stored memories")
+    p.add_argument("--batch-file", required=True, type=Path, help="the batch file `distill run` printed")
+    p.add_argument("--commit", action="store_true",
+                   help="also commit the batch (advance the cursor) once its memories are stored")
+
+
+def _distill(settings: Any, args: argparse.Namespace) -> DistillOutput:
+    from ..pipeline import distill_batch_file
+
+    summary = distill_batch_file(settings, args.batch_file, commit=args.commit)
+    return DistillOutput(**summary.model_dump(), batch_file=str(args.batch_file))

@@ -1,0 +1,209 @@
+"""``distill memories list|search|stats|forget|export|import|reembed|compact``.
+
+Nothing heavy is imported here at module level: LanceDB and the embedder load inside the
+handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..errors import ConfigError
+from . import command
+
+CATEGORY_CHOICES = ["preference", "fact", "decision", "entity", "other"]
+
+
+def register(sub: Any) -> None:
+    group = sub.add_parser("memories", help="inspect and manage the shared memory table",
+                           description="Inspect and manage the shared LanceDB memory table.")
+    msub = group.add_subparsers(dest="memories_command", metavar="ACTION")
+    msub.required = True
+
+    p = command(msub, "list", handle_list, "list memories, newest first")
+    _filters(p)
+    p.add_argument("--since", help="only memories stored since: YYYY-MM-DD, ISO time, or 7d / 12h / 30m ago")
+    p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+
+    p = command(msub, "search", handle_search, "search memories (vector, full-text or hybrid)")
+    p.add_argument("query", help="what to look for (any language)")
+    p.add_argument("--mode", choices=["vector", "fts", "hybrid"], default="hybrid")
+    _filters(p)
+    p.add_argument("--limit", type=int, default=10)
+
+    command(msub, "stats", handle_stats, "counts by scope and category, size on disk")
+
+    p = command(msub, "forget", handle_forget, "delete one memory by id (prefix of at least 8 characters)")
+    p.add_argument("id", help="the id or an unambiguous prefix (>= 8 characters)")
+
+    p = command(msub, "export", handle_export, "write memories as memory-pro export JSON")
+    _filters(p)
+    p.add_argument("--output", "-o", help="file to write (default: standard output)")
+
+    p = command(msub, "import", handle_import, "import a memory-pro export JSON file (deduplicated)")
+    p.add_argument("file", help="JSON file: {\"memories\": [{\"text\", \"category\", \"importance\", ...}]}")
+    p.add_argument("--scope", help="put every entry in this scope (global, agent:<id>, custom:<name>, ...)")
+    p.add_argument("--dry-run", action="store_true", help="report what would be added; write nothing")
+
+    p = command(msub, "reembed", handle_reembed,
+                "rebuild every vector with another embedder (new table, then swap; old kept as backup)")
+    p.add_argument("--embedder", choices=["local", "openai", "gemini"], required=True)
+    p.add_argument("--model", help="embedding model (openai / gemini)")
+    p.add_argument("--base-url", help="embedding endpoint (openai-compatible / gemini)")
+    p.add_argument("--dimensions", type=int, help="requested vector size")
+    p.add_argument("--task", help="Jina task for stored texts, e.g. retrieval.passage")
+
+    command(msub, "compact", handle_compact, "merge small fragments and refresh indexes (keeps recent versions)")
+
+
+def _filters(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--scope", help="global or agent:<id>")
+    p.add_argument("--category", choices=CATEGORY_CHOICES)
+
+
+def _open(settings, *, embeds: bool = True):
+    from ..store.memory import MemoryStore
+
+    return MemoryStore.open(settings, check_embedder=embeds)
+
+
+# ---------------------------------------------------------------- results
+class RowsResult(BaseModel):
+    count: int
+    memories: list[dict]
+
+    def human(self) -> str:
+        if not self.memories:
+            return "no memories match"
+        from ..store.models import MemoryHit, MemoryRow
+
+        rows = [MemoryHit(**m) if "score" in m else MemoryRow(**m) for m in self.memories]
+        return "\n".join(r.human() for r in rows)
+
+
+class ForgetResult(BaseModel):
+    forgotten: dict
+
+    def human(self) -> str:
+        return f"forgot {self.forgotten['id']}: {self.forgotten['text'].splitlines()[0][:100]}"
+
+
+class ExportResult(BaseModel):
+    output: str | None
+    count: int
+    document: dict | None = None
+
+    def human(self) -> str:
+        if self.output is None:
+            import json
+
+            return json.dumps(self.document, ensure_ascii=False, indent=2)
+        return f"exported {self.count} memories to {self.output}"
+
+
+class CompactResult(BaseModel):
+    size_bytes_before: int
+    size_bytes_after: int
+    version: int
+
+    def human(self) -> str:
+        return (f"compacted: {self.size_bytes_before / 1e6:.2f} MB -> {self.size_bytes_after / 1e6:.2f} MB "
+                f"(version {self.version})")
+
+
+# ---------------------------------------------------------------- handlers
+def handle_list(settings, args) -> RowsResult:
+    rows = _open(settings, embeds=False).list(scope=args.scope, category=args.category,
+                                since_ms=parse_since(args.since), limit=args.limit)
+    return RowsResult(count=len(rows), memories=[r.model_dump() for r in rows])
+
+
+def handle_search(settings, args) -> RowsResult:
+    hits = _open(settings).search(args.query, mode=args.mode, scope=args.scope,
+                                  category=args.category, limit=args.limit)
+    return RowsResult(count=len(hits), memories=[h.model_dump() for h in hits])
+
+
+def handle_stats(settings, args):
+    return _open(settings, embeds=False).stats()
+
+
+def handle_forget(settings, args) -> ForgetResult:
+    return ForgetResult(forgotten=_open(settings, embeds=False).forget(args.id).model_dump())
+
+
+def handle_export(settings, args) -> ExportResult:
+    from ..atomic import write_json
+
+    doc = _open(settings, embeds=False).export(scope=args.scope, category=args.category)
+    if args.output:
+        write_json(Path(args.output), doc)
+        return ExportResult(output=args.output, count=doc["count"])
+    return ExportResult(output=None, count=doc["count"], document=doc)
+
+
+def handle_import(settings, args):
+    import orjson
+
+    path = Path(args.file)
+    try:
+        data = orjson.loads(path.read_bytes())
+    except OSError as exc:
+        raise ConfigError(f"cannot read import file {path}: {exc.strerror}") from exc
+    except orjson.JSONDecodeError as exc:
+        raise ConfigError(f"{path} is not valid JSON: {exc}") from exc
+    report = _open(settings).import_(data, scope=args.scope, dry_run=args.dry_run)
+    report.file = str(path)
+    return report
+
+
+def handle_reembed(settings, args):
+    overrides = {"embedder": args.embedder, "embed_model": args.model, "embed_base_url": args.base_url,
+                 "embed_dimensions": args.dimensions, "embed_task": args.task}
+    new_settings = settings.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+    from ..store import table as tbl
+    from ..store.memory import MemoryStore
+
+    db = tbl.connect(settings.db)
+    table = tbl.open_table(db, settings.table)
+    if table is None:
+        raise ConfigError(f"there is no table {settings.table!r} in {settings.db} to re-embed")
+    store = MemoryStore(settings, db, table)
+    report = store.reembed(new_settings)
+    return report
+
+
+def handle_compact(settings, args) -> CompactResult:
+    store = _open(settings, embeds=False)
+    before = store.stats().size_bytes
+    store.compact()
+    after = store.stats()
+    return CompactResult(size_bytes_before=before, size_bytes_after=after.size_bytes, version=after.version)
+
+
+_RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([dhm])$")
+
+
+def parse_since(value: str | None) -> int | None:
+    """``YYYY-MM-DD`` / ISO time (UTC unless given) / ``7d``, ``12h``, ``30m`` ago → Unix ms."""
+    if value is None:
+        return None
+    value = value.strip()
+    m = _RELATIVE.match(value)
+    if m:
+        seconds = float(m.group(1)) * {"d": 86400, "h": 3600, "m": 60}[m.group(2)]
+        return int((time.time() - seconds) * 1000)
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        raise ConfigError(f"--since {value!r}: use YYYY-MM-DD, an ISO time, or 7d / 12h / 30m") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return int(when.timestamp() * 1000)

@@ -1,0 +1,87 @@
+"""``distill init | run | commit | abort | status``: the two-phase cursor verbs.
+
+``run`` cuts the new tails into a batch file and marks those byte ranges pending; something
+(``run --distill``, ``distill distill``, or an external agent) turns the batch into memories;
+``commit`` then advances the cursor, ``abort`` releases the ranges to be read again.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from . import command
+from ..errors import DistillError
+from ..summary import RunSummary
+
+
+class StepResult(BaseModel):
+    """What ``commit``, ``abort`` and ``run --distill`` print."""
+
+    action: str
+    batchFile: str | None = None
+    summary: RunSummary
+
+    def human(self) -> str:
+        return self.summary.line()
+
+
+def register(sub) -> None:
+    command(sub, "init", _init,
+            "start from now: mark every existing transcript read to its end (later files are read from 0)")
+    p = command(sub, "run", _run,
+                "read the new tails into batches/<id>.json and mark them pending (prints a one-line summary)")
+    p.add_argument("--distill", action="store_true",
+                   help="also distill and store the batch, then commit it (the built-in distiller)")
+    p = command(sub, "commit", _commit, "mark a batch's byte ranges committed once its memories are stored")
+    p.add_argument("--batch-file", required=True, type=Path, help="the batch file `distill run` printed")
+    p = command(sub, "abort", _abort, "release a batch's byte ranges so the next run reads them again")
+    p.add_argument("--batch-file", required=True, type=Path, help="the batch file `distill run` printed")
+    command(sub, "status", _status, "per agent and file: bytes behind, pending batches, the last run")
+
+
+def _init(settings, args: argparse.Namespace):
+    from ..startpoint import init_cursor
+
+    return init_cursor(settings)
+
+
+def _run(settings, args: argparse.Namespace):
+    if args.distill:
+        try:
+            from ..pipeline import run_distill
+        except ModuleNotFoundError as exc:
+            if exc.name != "distill.pipeline":
+                raise
+            raise DistillError("`run --distill` needs the built-in distiller (distill.pipeline), which is not "
+                               "installed in this build; run `distill run` and distill the batch yourself") from None
+        from ..batch import record_last_run
+
+        summary = run_distill(settings)
+        record_last_run(settings, summary)
+        return StepResult(action=summary.action, summary=summary)
+    from ..batch import create_batch
+
+    return create_batch(settings)
+
+
+def _commit(settings, args: argparse.Namespace):
+    from ..batch import commit_batch
+
+    return StepResult(action="committed", batchFile=str(args.batch_file),
+                      summary=commit_batch(settings, args.batch_file))
+
+
+def _abort(settings, args: argparse.Namespace):
+    from ..batch import abort_batch
+
+    return StepResult(action="aborted", batchFile=str(args.batch_file),
+                      summary=abort_batch(settings, args.batch_file))
+
+
+def _status(settings, args: argparse.Namespace):
+    from ..status import tail_status
+
+    return tail_status(settings)

@@ -1,0 +1,175 @@
+"""Per-file read positions: which bytes of which transcript are committed, pending, or new.
+
+A file is known by ``"<dev>:<inode>"``, so a rename keeps its entry. An entry remembers:
+
+- ``path``, ``agent``, ``format``: where it was last seen, whose it is, how to parse it;
+- ``offset``: committed — every byte before it is distilled and stored (or held nothing);
+- ``pending``: ``{batchId: [start, end, skip]}`` — handed to a batch, not yet committed
+  (a file with a pending range waits; ``skip`` = the range ends inside an over-long line);
+- ``skip``: the committed offset lies inside an over-long line whose rest is to be skipped;
+- ``head`` / ``headLen``: a hash of the file's first ``headLen`` bytes, to notice a file
+  rewritten in place (same inode, different content);
+- ``size`` / ``mtime``: the stat at which every complete line had been read. If the stat is
+  unchanged, the file is skipped without being opened: a no-op run is stat-only;
+- ``rewritten``: the file shrank or its head changed and is being re-read from 0; turns whose
+  digest is in its *seen* set (see :class:`SeenTurns`) are not distilled a second time;
+- ``archived``: the file was renamed to a ``.reset.`` / ``.deleted.`` archive; its unread tail
+  is finished from there and then the entry is dropped.
+
+Entries are plain dicts (a 10,000-file cursor must load in a few milliseconds, which a
+validating model cannot do); :meth:`Cursor.load` checks the shape and names the file when
+it is wrong. Writes go through :mod:`distill.atomic`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from pathlib import Path
+from typing import Any, TypedDict
+
+import orjson
+
+from .atomic import write_bytes
+from .errors import SchemaMismatch
+
+CURSOR_VERSION = 1
+HEAD_BYTES = 4096
+
+
+class FileEntry(TypedDict, total=False):
+    path: str
+    agent: str
+    format: str | None
+    offset: int
+    skip: bool
+    pending: dict[str, list[int]]
+    head: str
+    headLen: int
+    size: int
+    mtime: int
+    rewritten: bool
+    archived: bool
+
+
+def file_key(st: os.stat_result) -> str:
+    return f"{st.st_dev}:{st.st_ino}"
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def head_hash(fd: int, length: int) -> str:
+    """Hash of the first ``length`` bytes; a different value means the file was rewritten."""
+    return hashlib.blake2b(os.pread(fd, length, 0), digest_size=12).hexdigest() if length else ""
+
+
+def new_entry(path: str, agent: str, fmt: str | None) -> FileEntry:
+    return {"path": path, "agent": agent, "format": fmt, "offset": 0, "pending": {},
+            "head": "", "headLen": 0, "size": -1, "mtime": 0}
+
+
+class Cursor:
+    """The cursor file in memory. Only the holder of the state lock may :meth:`save` it."""
+
+    def __init__(self, path: Path, files: dict[str, FileEntry] | None = None,
+                 created_ms: int | None = None):
+        self.path = Path(path)
+        self.files: dict[str, FileEntry] = files if files is not None else {}
+        self.created_ms = created_ms or now_ms()
+
+    @classmethod
+    def load(cls, path: Path) -> "Cursor":
+        path = Path(path)
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return cls(path)
+        except OSError as exc:
+            raise SchemaMismatch(f"cannot read cursor {path}: {exc}") from exc
+        try:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise SchemaMismatch(
+                f"cursor {path} is not valid JSON ({exc}); restore it from a backup, or move it "
+                "away and run `distill init` (start from now) or `distill run` (read everything)"
+            ) from exc
+        if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
+            raise SchemaMismatch(f"cursor {path} has no 'files' object; it was not written by distill")
+        if data.get("version") != CURSOR_VERSION:
+            raise SchemaMismatch(
+                f"cursor {path} has version {data.get('version')!r}, this distill reads version "
+                f"{CURSOR_VERSION}; move it away and run `distill init`"
+            )
+        files = data["files"]
+        for key, entry in files.items():
+            try:
+                ok = type(entry["offset"]) is int and type(entry["path"]) is str and type(entry["pending"]) is dict \
+                    and type(entry["size"]) is int
+            except (KeyError, TypeError):
+                ok = False
+            if not ok:
+                raise SchemaMismatch(f"cursor {path}: entry {key!r} is malformed: {entry!r:.200}")
+        return cls(path, files, data.get("createdAtMs"))
+
+    def save(self) -> None:
+        data: dict[str, Any] = {
+            "version": CURSOR_VERSION,
+            "createdAtMs": self.created_ms,
+            "updatedAtMs": now_ms(),
+            "files": self.files,
+        }
+        write_bytes(self.path, orjson.dumps(data) + b"\n")
+
+    def pending_batch_ids(self) -> set[str]:
+        return {bid for e in self.files.values() if e["pending"] for bid in e["pending"]}
+
+    def entries_pending_on(self, batch_id: str) -> list[tuple[str, FileEntry]]:
+        return [(k, e) for k, e in self.files.items() if batch_id in (e.get("pending") or ())]
+
+    def drop(self, key: str) -> list[str]:
+        """Forget a file; returns the batch ids whose pending range on it is released."""
+        entry = self.files.pop(key, None)
+        return sorted((entry or {}).get("pending") or ())
+
+
+def turn_digest(role: str, text: str) -> bytes:
+    return hashlib.blake2b(f"{role}\0{text}".encode("utf-8", "surrogatepass"), digest_size=8).digest()
+
+
+class SeenTurns:
+    """Digests of the turns committed from each file, kept beside the cursor.
+
+    Only read when a file is re-read after being truncated or rewritten in place: a turn whose
+    (role, text) digest was committed before is not distilled again. Kept out of the cursor so
+    the cursor stays small; losing one of these files can only cause a re-distillation, which
+    the store's deduplication absorbs, never a loss.
+    """
+
+    def __init__(self, cursor_path: Path):
+        self.dir = Path(cursor_path).with_name(Path(cursor_path).stem + ".seen")
+
+    def _file(self, key: str) -> Path:
+        return self.dir / (key.replace(":", "-") + ".bin")
+
+    def load(self, key: str) -> set[bytes]:
+        try:
+            raw = self._file(key).read_bytes()
+        except FileNotFoundError:
+            return set()
+        return {raw[i:i + 8] for i in range(0, len(raw) - len(raw) % 8, 8)}
+
+    def add(self, key: str, digests: list[bytes]) -> None:
+        if not digests:
+            return
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with open(self._file(key), "ab") as f:
+            f.write(b"".join(digests))
+
+    def drop(self, key: str) -> None:
+        try:
+            self._file(key).unlink()
+        except FileNotFoundError:
+            pass

@@ -1,0 +1,124 @@
+"""Find the transcripts to read, and whose they are.
+
+Two kinds of roots:
+- OpenClaw's ``<agents_dir>/<agentId>/sessions/*.jsonl``: the agent id is the folder name;
+- each configured ``sources`` root (Claude Code, Codex CLI, another tree): its own agent id,
+  format and glob.
+
+Only agents that ``settings.agent_is_read`` accepts are listed (never the distiller itself;
+the allow-list narrows the rest; ids outside ``[A-Za-z0-9._-]{1,64}`` are ignored).
+Archive names (``*.jsonl.reset.*``, ``*.jsonl.deleted.*``, ``*.lock``) are skipped. This is
+stat-only — no file is opened here — so that a run over 10,000 unchanged files stays cheap.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+from .config import Settings
+from .sources import is_archive_name
+
+OPENCLAW_FORMAT = "openclaw"
+
+
+class SessionFile(NamedTuple):
+    path: str
+    agent: str
+    format: str  # a format name, or "auto": detect from the first line
+    st: os.stat_result
+
+    @property
+    def key(self) -> str:
+        st = self.st
+        return f"{st.st_dev}:{st.st_ino}"
+
+
+def discover(settings: Settings, counters: Counter | None = None) -> Iterator[SessionFile]:
+    """Every readable transcript under the configured roots (duplicates by inode removed)."""
+    counters = counters if counters is not None else Counter()
+    seen: set[tuple[int, int]] = set()
+    for sf in _all(settings, counters):
+        ident = (sf.st.st_dev, sf.st.st_ino)
+        if ident in seen:
+            continue  # the same file reached twice (a symlink, overlapping roots)
+        seen.add(ident)
+        yield sf
+
+
+def _all(settings: Settings, counters: Counter) -> Iterator[SessionFile]:
+    yield from openclaw_files(settings, counters)
+    for root in settings.sources:
+        if not settings.agent_is_read(root.agent_id):
+            continue
+        yield from source_files(root.path, root.glob, root.agent_id, root.format, counters)
+
+
+def openclaw_files(settings: Settings, counters: Counter) -> Iterator[SessionFile]:
+    try:
+        agents = list(os.scandir(settings.agents_dir))
+    except FileNotFoundError:
+        counters["root_missing"] += 1
+        return
+    except NotADirectoryError:
+        counters["root_missing"] += 1
+        return
+    for agent_dir in sorted(agents, key=lambda e: e.name):
+        agent = agent_dir.name
+        if not agent_dir.is_dir() or not settings.agent_is_read(agent):
+            continue
+        folder = os.path.join(agent_dir.path, "sessions")
+        try:
+            names = sorted(os.listdir(folder))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for name in names:
+            if not name.endswith(".jsonl") or (".jsonl." in name and is_archive_name(name)):
+                continue
+            path = f"{folder}/{name}"
+            st = _regular_stat(path)
+            if st is not None:
+                yield SessionFile(path, agent, OPENCLAW_FORMAT, st)
+
+
+def source_files(root: Path, pattern: str, agent: str, fmt: str, counters: Counter) -> Iterator[SessionFile]:
+    if not root.is_dir():
+        counters["root_missing"] += 1
+        return
+    for p in sorted(root.glob(pattern)):
+        if is_archive_name(p.name):
+            continue
+        st = _regular_stat(str(p))
+        if st is not None:
+            yield SessionFile(str(p), agent, fmt, st)
+
+
+def _regular_stat(path: str) -> os.stat_result | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None  # vanished between listing and stat, or a dangling link
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
+def archive_of(path: str, key: str) -> str | None:
+    """Where a tracked file went if it was renamed to a ``.reset.`` / ``.deleted.`` archive."""
+    folder, name = os.path.split(path)
+    try:
+        entries = list(os.scandir(folder or "."))
+    except OSError:
+        return None
+    for e in entries:
+        n = e.name
+        if n.startswith(name + ".reset.") or n.startswith(name + ".deleted."):
+            try:
+                st = e.stat()
+            except OSError:
+                continue
+            if f"{st.st_dev}:{st.st_ino}" == key:
+                return e.path
+    return None

@@ -1,0 +1,91 @@
+"""Cut one agent's turns into chunks that fit a prompt, by a token estimate that weighs CJK.
+
+A CJK character costs about 1.5 tokens and any other character about 0.25, so a Chinese
+transcript fills a chunk six times faster than an English one of the same length. Turns are
+never split (upstream already caps a turn at ``max_turn_chars``); consecutive chunks share
+``overlap`` turns so an error and its fix are seen together even across a cut.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..batch import BatchAgent, BatchMessage
+
+CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+TURN_OVERHEAD_TOKENS = 6  # "[t12] assistant: " and the newline
+END_TAG = "</transcript>"
+
+
+def estimate_tokens(text: str) -> int:
+    cjk = len(CJK_RE.findall(text))
+    return int(cjk * 1.5 + (len(text) - cjk) * 0.25 + 0.999)
+
+
+@dataclass
+class Chunk:
+    agent_id: str
+    index: int
+    messages: list[BatchMessage] = field(default_factory=list)
+
+    @property
+    def turn_ids(self) -> list[str]:
+        return [f"t{i}" for i in range(1, len(self.messages) + 1)]
+
+    def message_for(self, turn_id: str) -> BatchMessage | None:
+        """Map a short turn id back to its batch message (the evidence id)."""
+        m = re.fullmatch(r"\s*\[?t(\d+)\]?\s*", turn_id or "")
+        if not m:
+            return None
+        i = int(m.group(1))
+        return self.messages[i - 1] if 1 <= i <= len(self.messages) else None
+
+    def turns(self) -> list[tuple[str, BatchMessage]]:
+        return list(zip(self.turn_ids, self.messages))
+
+    def source_text(self) -> str:
+        """All turn text as sent, for checking that entity keywords are verbatim."""
+        return "\n".join(m.text for m in self.messages)
+
+    def render(self) -> str:
+        """The transcript as delimited data; a closing tag inside a turn is defused."""
+        lines = [f'<transcript agent="{self.agent_id}">']
+        for tid, msg in self.turns():
+            text = msg.text.replace(END_TAG, "</ transcript>").replace("<transcript", "< transcript")
+            lines.append(f"[{tid}] {msg.role}: {text}")
+        lines.append(END_TAG)
+        return "\n".join(lines)
+
+    def tokens(self) -> int:
+        return sum(estimate_tokens(m.text) + TURN_OVERHEAD_TOKENS for m in self.messages)
+
+
+def chunk_agent(agent: BatchAgent, *, chunk_tokens: int, overlap_turns: int, start_index: int = 0) -> list[Chunk]:
+    """Greedy cut by token estimate; each chunk after the first repeats the previous chunk's
+    last ``overlap_turns`` turns (fewer if that chunk is that short, so every chunk adds a new turn)."""
+    msgs = agent.messages
+    costs = [estimate_tokens(m.text) + TURN_OVERHEAD_TOKENS for m in msgs]
+    chunks: list[Chunk] = []
+    i = 0
+    while i < len(msgs):
+        begin = i
+        if chunks:
+            prev_len = len(chunks[-1].messages)
+            begin = max(i - min(overlap_turns, prev_len - 1), 0)
+        used = sum(costs[begin:i])
+        j = i
+        while j < len(msgs) and (j == i or used + costs[j] <= chunk_tokens):
+            used += costs[j]
+            j += 1
+        chunks.append(Chunk(agent.agentId, start_index + len(chunks), list(msgs[begin:j])))
+        i = j
+    return chunks
+
+
+def chunk_batch(agents: list[BatchAgent], *, chunk_tokens: int, overlap_turns: int) -> list[Chunk]:
+    out: list[Chunk] = []
+    for agent in agents:
+        out.extend(chunk_agent(agent, chunk_tokens=chunk_tokens, overlap_turns=overlap_turns,
+                               start_index=len(out)))
+    return out

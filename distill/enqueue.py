@@ -1,0 +1,166 @@
+"""``distill enqueue``: an agent hook's fast path — validate, drop one task file, return.
+
+It runs at every session end, so it imports neither pydantic nor anything heavy: the settings
+come from :mod:`distill.hookconfig` (falling back to the full model only when that reader
+cannot decide), the checks from :mod:`distill.roots`, and the task is written with
+:mod:`distill.atomic`. The task's shape is :class:`distill.queue.Task`; the worker validates
+every file it reads against that model, and the tests check this writer matches it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from .errors import DistillError
+from .hookconfig import HookConfig, load_hook_config
+from .roots import InvalidTask, check_session_file
+
+KINDS = ("session_end", "tail", "backfill")
+GLOBAL_VALUE_FLAGS = ("--state-dir", "--agents-dir", "--db")
+HOOK_JSON_KEYS = ("transcript_path", "session_file", "sessionFile", "path")
+
+
+def task_filename(created_ms: int, task_id: str) -> str:
+    """Names sort oldest first, so the inbox is served in arrival order."""
+    return f"{created_ms:013d}-{task_id}.json"
+
+
+def new_task(agent_id: str, session_file: str, kind: str) -> dict:
+    return {
+        "id": os.urandom(8).hex(),
+        "kind": kind,
+        "agent_id": agent_id,
+        "session_file": session_file,
+        "created_at_ms": int(time.time() * 1000),
+        "attempts": 0,
+        "not_before_ms": 0,
+    }
+
+
+def enqueue(cfg: HookConfig, agent_id: str, session_file: str, kind: str = "session_end") -> dict:
+    """Validate and write one task into ``<state>/queue/inbox/``; return what was written."""
+    import json
+
+    from .atomic import write_bytes
+
+    if kind not in KINDS:
+        raise InvalidTask(f"task kind {kind!r} is not one of {', '.join(KINDS)}")
+    if session_file and not os.path.isabs(session_file) and ".." not in session_file.replace("\\", "/").split("/"):
+        session_file = os.path.join(os.getcwd(), session_file)  # relative to where the hook runs
+    given, _resolved = check_session_file(cfg, agent_id, session_file)
+    task = new_task(agent_id, given, kind)
+    path = os.path.join(cfg.queue_dir(), "inbox", task_filename(task["created_at_ms"], task["id"]))
+    write_bytes(path, json.dumps(task, indent=2).encode() + b"\n")  # type: ignore[arg-type]
+    return {**task, "task_file": path}
+
+
+def add_enqueue_args(p) -> None:
+    """The enqueue flags, for the full CLI's parser (help, and error messages)."""
+    p.add_argument("--agent", required=True, help="agent id the session belongs to")
+    p.add_argument("--session-file", required=True,
+                   help="the session transcript (.jsonl); '-' reads a hook's JSON from stdin "
+                        "(Claude Code's transcript_path, or session_file / sessionFile)")
+    p.add_argument("--kind", choices=KINDS, default="session_end", help="why the task was made (default session_end)")
+
+
+def session_file_arg(value: str) -> str:
+    """``-``: the hook's event JSON on stdin names the file (Claude Code passes ``transcript_path``)."""
+    if value != "-":
+        return value
+    import json
+
+    try:
+        event = json.loads(sys.stdin.read() or "{}")
+    except ValueError as exc:
+        raise InvalidTask(f"--session-file -: stdin is not JSON ({exc})") from None
+    for key in HOOK_JSON_KEYS:
+        if isinstance(event, dict) and isinstance(event.get(key), str):
+            return event[key]
+    raise InvalidTask(f"--session-file -: stdin JSON has none of {', '.join(HOOK_JSON_KEYS)}")
+
+
+def human_line(task: dict) -> str:
+    return (f"queued {task['kind']} task {task['id']} for agent {task['agent_id']}: "
+            f"{task['session_file']} -> {task['task_file']}")
+
+
+def command_index(argv: list[str]) -> int | None:
+    """Position of the subcommand in ``argv`` (global flags may come before it)."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in GLOBAL_VALUE_FLAGS:
+            i += 2
+        elif arg.startswith("-"):
+            i += 1
+        else:
+            return i
+    return None
+
+
+def fast_main(argv: list[str]) -> int | None:
+    """Run ``distill enqueue`` without building the whole CLI; ``None`` hands argv to the full CLI.
+
+    Only the plain well-formed call is handled here (a hand-rolled parse skips argparse's
+    formatter imports); help, typos and missing flags go to argparse for its usual messages.
+    """
+    opts = _parse_fast(argv)
+    if opts is None:
+        return None
+    as_json = "json" in opts
+    try:
+        cfg = load_hook_config(opts.get("state_dir"), opts.get("agents_dir"))
+        if cfg is None:
+            from .config import load_settings
+
+            cfg = HookConfig.from_settings(load_settings(state_dir=opts.get("state_dir"),
+                                                         agents_dir=opts.get("agents_dir"), db=opts.get("db")))
+        task = enqueue(cfg, opts["agent"], session_file_arg(opts["session_file"]), opts.get("kind", "session_end"))
+    except DistillError as exc:
+        if as_json:
+            import json
+
+            print(json.dumps({"error": str(exc), "kind": type(exc).__name__}))
+        print(f"distill: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    if as_json:
+        import json
+
+        print(json.dumps(task))
+    else:
+        print(human_line(task))
+    return 0
+
+
+_FAST_VALUE_FLAGS = {"--state-dir": "state_dir", "--agents-dir": "agents_dir", "--db": "db",
+                     "--agent": "agent", "--session-file": "session_file", "--kind": "kind"}
+
+
+def _parse_fast(argv: list[str]) -> dict[str, str] | None:
+    idx = command_index(argv)
+    if idx is None or argv[idx] != "enqueue":
+        return None
+    opts: dict[str, str] = {}
+    rest = argv[:idx] + argv[idx + 1:]
+    i = 0
+    while i < len(rest):
+        flag, eq, value = rest[i].partition("=")
+        if flag == "--json" and not eq:
+            opts["json"] = ""
+            i += 1
+            continue
+        key = _FAST_VALUE_FLAGS.get(flag)
+        if key is None:
+            return None
+        if not eq:
+            if i + 1 >= len(rest) or (rest[i + 1].startswith("--") and rest[i + 1] != "-"):
+                return None
+            value = rest[i + 1]
+            i += 1
+        opts[key] = value
+        i += 1
+    if "agent" not in opts or "session_file" not in opts or opts.get("kind", "session_end") not in KINDS:
+        return None
+    return opts

@@ -1,0 +1,263 @@
+"""Any OpenAI-compatible chat-completions endpoint over httpx (OpenAI, Ollama, vLLM,
+llama.cpp's server, DeepSeek, LM Studio, …).
+
+We ask for ``response_format: json_schema`` first. Servers without structured outputs
+answer 400/422 naming ``response_format`` (or 404/422 on the request): we then retry that
+call once with ``json_object`` -- the schema moves into the system prompt -- and, if that
+works, stay in JSON mode for the life of the provider instead of paying a rejected request
+per chunk.
+
+The API key is optional (local servers need none). It comes from ``DISTILL_LLM_API_KEY``;
+``OPENAI_API_KEY`` is used only when the base URL is OpenAI's own, so an OpenAI key is never
+sent to some other server by accident.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from pydantic import BaseModel
+
+from ..config import Settings
+from ..errors import ConfigError
+from ..retry import RetryPolicy, parse_retry_after
+from .base import Finish, LLMRequest, LLMResponse, Usage
+from .failures import Endpoint, connection_error, log_retry, not_json_error, status_error, timeout_error
+
+_THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
+_SCHEMA_WORDS = ("response_format", "json_schema")
+
+
+class OpenAICompatProvider:
+    name = "openai"
+
+    def __init__(self, settings: Settings, policy: RetryPolicy | None = None):
+        if not settings.llm_base_url:
+            raise ConfigError(
+                "DISTILL_LLM=openai needs DISTILL_LLM_BASE_URL (llm_base_url in config.toml), the URL "
+                "that /chat/completions hangs off, e.g. http://localhost:11434/v1 (Ollama), "
+                "http://localhost:8000/v1 (vLLM) or https://api.openai.com/v1"
+            )
+        if not settings.llm_model:
+            raise ConfigError(
+                "DISTILL_LLM=openai needs DISTILL_LLM_MODEL (llm_model in config.toml), the model name "
+                "the server knows, e.g. gpt-4.1-mini or qwen3:8b"
+            )
+        self.model = settings.llm_model
+        self.base_url = settings.llm_base_url.rstrip("/")
+        self.timeout = settings.llm_timeout
+        self.json_object_only = False  # set once the server has refused json_schema
+        self._policy = policy or settings.retry_policy()
+        self._endpoint = Endpoint(
+            label=f"OpenAI-compatible endpoint ({self.model})",
+            url=f"{self.base_url}/chat/completions",
+            key_hint="set a valid key in DISTILL_LLM_API_KEY (llm_api_key in config.toml)",
+            not_found_hint=_not_found_hint(self.base_url),
+        )
+        headers = {"Accept": "application/json"}
+        key = _api_key(settings, self.base_url)
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        self._client = httpx.Client(base_url=self.base_url, headers=headers, timeout=httpx.Timeout(self.timeout))
+
+    def complete(self, req: LLMRequest) -> LLMResponse:
+        return self._policy.call(lambda: self._once(req), on_retry=log_retry)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _once(self, req: LLMRequest) -> LLMResponse:
+        if not self.json_object_only:
+            response = self._post(_body(self.model, req, json_schema_format(req.response_model), req.system))
+            if not _refuses_schema(response):
+                return self._parse(response)
+        response = self._post(
+            _body(self.model, req, {"type": "json_object"}, _with_schema(req.system, req.response_model))
+        )
+        if response.status_code == 200:
+            self.json_object_only = True
+        return self._parse(response)
+
+    def _post(self, body: dict[str, Any]) -> httpx.Response:
+        try:
+            return self._client.post("/chat/completions", json=body)
+        except httpx.TimeoutException as exc:
+            raise timeout_error(self._endpoint, self.timeout) from exc
+        except httpx.TransportError as exc:
+            raise connection_error(self._endpoint, exc) from exc
+
+    def _parse(self, response: httpx.Response) -> LLMResponse:
+        if response.status_code != 200:
+            raise status_error(self._endpoint, response.status_code, _error_message(response), _retry_after(response))
+        try:
+            data = response.json()
+        except ValueError as exc:
+            raise not_json_error(self._endpoint, response.text) from exc
+        if not isinstance(data, dict):
+            raise not_json_error(self._endpoint, response.text)
+        if "error" in data and not data.get("choices"):
+            code = _as_int((data["error"] or {}).get("code") if isinstance(data["error"], dict) else None)
+            raise status_error(self._endpoint, code or 502, _error_message(response))
+        return _to_response(data, self.model)
+
+
+def json_schema_format(model: type[BaseModel]) -> dict[str, Any]:
+    schema = json.loads(_schema_json(model))
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": _schema_name(model), "schema": schema, "strict": strict_compatible(schema)},
+    }
+
+
+@functools.lru_cache(maxsize=64)
+def _schema_json(model: type[BaseModel]) -> str:
+    """Building a schema costs milliseconds; a run asks for the same one per chunk."""
+    return json.dumps(model.model_json_schema(), ensure_ascii=False, separators=(",", ":"))
+
+
+def strict_compatible(schema: dict[str, Any]) -> bool:
+    """OpenAI's strict mode needs every object closed and every property required."""
+    objects = [schema, *(schema.get("$defs") or {}).values()]
+    for obj in objects:
+        for node in _walk(obj):
+            if node.get("type") == "object" or "properties" in node:
+                props = set((node.get("properties") or {}).keys())
+                if node.get("additionalProperties") is not False or set(node.get("required") or []) != props:
+                    return False
+    return True
+
+
+def _walk(node: Any):
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _walk(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _walk(value)
+
+
+def _schema_name(model: type[BaseModel]) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "_", model.__name__)[:64] or "response"
+
+
+def _body(model: str, req: LLMRequest, response_format: dict[str, Any], system: str) -> dict[str, Any]:
+    return {
+        "model": model,
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": req.user}],
+        "temperature": req.temperature,
+        "response_format": response_format,
+        "stream": False,
+    }
+
+
+def _with_schema(system: str, model: type[BaseModel]) -> str:
+    """JSON mode knows no schema, so the prompt has to carry it (and say "JSON", which OpenAI requires)."""
+    schema = _schema_json(model)
+    return f"{system}\n\nAnswer with one JSON object that matches this JSON Schema:\n{schema}"
+
+
+def _refuses_schema(response: httpx.Response) -> bool:
+    if response.status_code in (404, 422):
+        return True
+    if response.status_code != 400:
+        return False
+    text = response.text.lower()
+    return any(word in text for word in _SCHEMA_WORDS)
+
+
+def _to_response(data: dict[str, Any], default_model: str) -> LLMResponse:
+    usage = _usage(data.get("usage"))
+    model = str(data.get("model") or default_model)
+    choices = data.get("choices") or []
+    if not choices or not isinstance(choices[0], dict):
+        return LLMResponse(text="", usage=usage, finish="empty", model=model, detail="no choices")
+    choice = choices[0]
+    message = choice.get("message") or {}
+    text = _THINK.sub("", _content_text(message.get("content")))
+    reason = str(choice.get("finish_reason") or "stop")
+    refusal = message.get("refusal")
+    if refusal:
+        return LLMResponse(text="", usage=usage, finish="blocked", model=model, detail=f"refusal: {refusal}")
+    finish, detail = _finish(reason, text)
+    return LLMResponse(text=text, usage=usage, finish=finish, model=model, detail=detail)
+
+
+def _finish(reason: str, text: str) -> tuple[Finish, str | None]:
+    if reason == "content_filter":
+        return "blocked", "finish_reason content_filter"
+    if reason == "length":
+        return "length", "finish_reason length"
+    if not text.strip():
+        return "empty", f"finish_reason {reason}, no content"
+    return "stop", None
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts, as some servers send
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def _usage(raw: Any) -> Usage:
+    if not isinstance(raw, dict):
+        return Usage()
+    prompt = _as_int(raw.get("prompt_tokens")) or 0
+    output = _as_int(raw.get("completion_tokens")) or 0
+    total = _as_int(raw.get("total_tokens")) or prompt + output
+    return Usage(prompt_tokens=prompt, output_tokens=output, total_tokens=total)
+
+
+def _as_int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _error_message(response: httpx.Response) -> str:
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text or response.reason_phrase
+    err = data.get("error") if isinstance(data, dict) else None
+    if isinstance(err, dict) and err.get("message"):
+        return str(err["message"])
+    if isinstance(err, str):
+        return err  # Ollama: {"error": "model 'x' not found"}
+    if isinstance(data, dict) and data.get("detail"):
+        return str(data["detail"])  # FastAPI-based servers
+    return response.text
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    ms = response.headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    return parse_retry_after(response.headers.get("retry-after"))
+
+
+def _api_key(settings: Settings, base_url: str) -> str | None:
+    if settings.llm_api_key:
+        return settings.llm_api_key
+    if urlsplit(base_url).hostname == "api.openai.com":
+        return os.environ.get("OPENAI_API_KEY") or None
+    return None
+
+
+def _not_found_hint(base_url: str) -> str:
+    hint = "check DISTILL_LLM_MODEL and DISTILL_LLM_BASE_URL"
+    if not urlsplit(base_url).path.rstrip("/").endswith("/v1"):
+        hint += f" (most servers want the /v1 suffix: {base_url}/v1)"
+    return hint

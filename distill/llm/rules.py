@@ -1,0 +1,320 @@
+"""The offline, deterministic distiller: the default when no LLM is configured.
+
+What it finds:
+- explicit statements by the user: "remember …", "from now on …", "always / never …",
+  "I prefer …", 记住 / 記住 / 以后 / 偏好 / 不要再 …, and decisions ("we decided …", 决定 / 決定)
+  by either side, with the "because …" that follows;
+- error-then-fix sequences: a failed tool call (``[tool exec failed: …]``) or an error message,
+  followed within a few turns by a fix ("fixed by …", "the cause was …", 改成 / 解决 / 原因是 …),
+  kept as a pitfall with both halves quoted;
+- entities copied verbatim: commands, paths, files, packages, flags, error names and codes,
+  environment variables, identifiers in backticks.
+
+What it cannot do: paraphrase or translate (a Chinese statement is quoted as it was said),
+infer knowledge nobody stated explicitly, or judge whether a stated rule is still current.
+A statement with no concrete entity in it ("I always forget my umbrella") is never kept,
+which is how small talk stays out.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..distiller.chunking import Chunk
+from ..distiller.schema import CandidateOut
+from ..errors import PermanentError
+
+MODEL = "rules-v1"
+MAX_QUOTE = 220
+MAX_ENTITIES = 5
+FIX_WINDOW = 6  # turns after an error in which a fix is looked for
+
+_TOOLS = (
+    "pip pip3 pipx uv uvx poetry pdm conda mamba pnpm npm npx yarn bun deno node nodejs python python3 "
+    "pytest tox nox ruff black mypy pyright flake8 isort git gh docker podman docker-compose kubectl helm "
+    "terraform ansible systemctl journalctl systemd launchctl cron crontab make cmake cargo rustc rustup "
+    "go gofmt brew apt apt-get dnf yum apk snap nginx caddy redis postgres postgresql psql mysql sqlite "
+    "sqlite3 lancedb ollama vllm llama.cpp ssh scp rsync curl wget jq tmux screen vim nvim bash zsh fish "
+    "sudo chmod chown openclaw claude codex gemini eslint prettier tsc vite webpack jest vitest playwright "
+    "selenium gunicorn uvicorn fastapi flask django celery kafka rabbitmq ffmpeg tesseract pandoc latex "
+    "huggingface transformers torch pytorch tensorflow numpy pandas pydantic httpx requests aiohttp"
+).split()
+_SUBCOMMAND_TOOLS = frozenset(
+    "pip pip3 uv poetry pnpm npm yarn git gh docker podman kubectl helm systemctl brew apt apt-get cargo "
+    "go conda openclaw launchctl terraform".split()
+)
+_NAMED = ("中文", "英文", "简体中文", "繁體中文", "English", "Chinese", "Markdown", "UTC", "Asia/Shanghai")
+_OS_RE = re.compile(r"\b((?:Debian|Ubuntu|CentOS|Alpine|Fedora|RHEL|Rocky|macOS|Windows|Arch)(?:\s\d+(?:\.\d+)*)?)\b")
+_PACKAGE_RE = re.compile(r"(?:install|add|安装|安裝)\s+(?:-{1,2}[\w-]+\s+)*([A-Za-z][\w.@/=<>-]*[\w])")
+_TOOL_RE = re.compile(
+    r"(?<![\w./-])(" + "|".join(sorted(map(re.escape, _TOOLS), key=len, reverse=True)) + r")"
+    r"(?:\s+(install|add|remove|uninstall|run|exec|build|push|pull|commit|rebase|merge|checkout|switch|"
+    r"clone|status|restart|start|stop|enable|disable|logs|apply|get|describe|sync|lock|update|upgrade|"
+    r"init|test|publish|compose|ci|dlx|tool|venv|reset|stash|config|daemon-reload|fetch|diff|log))?(?![\w-])",
+    re.IGNORECASE,
+)
+_ENTITY_RES = [
+    re.compile(r"`([^`\n]{2,60})`"),
+    re.compile(r"(?<![\w@])((?:~|\.{1,2})?/?(?:[\w.@-]+/)+[\w.@-]+/?)"),  # paths
+    re.compile(r"(?<![\w/.-])([\w-]+\.(?:py|js|ts|tsx|json|jsonl|toml|ya?ml|md|sh|txt|lock|cfg|ini|conf|"
+               r"service|timer|plist|rs|go|env|sql|csv|log))(?![\w])"),
+    re.compile(r"(?<![\w-])(--[a-z][\w-]{1,30})"),  # flags
+    re.compile(r"\b([A-Z][A-Za-z]+(?:Error|Exception))\b"),
+    re.compile(r"\b(E[A-Z]{3,12})\b"),  # errno names
+    re.compile(r"\b([A-Z]{1,4}\d{3,5})\b"),  # compiler / linter codes: E0433, TS2345
+    re.compile(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b"),  # env vars, constants
+    re.compile(r"\b([a-z][a-z0-9]+_[a-z0-9_]+)\b"),  # snake_case settings
+    re.compile(r"(?:HTTP|status|error|错误|状态码)\s*([45]\d\d)\b", re.IGNORECASE),
+    re.compile(r"(?:port|端口)\s*(\d{2,5})\b", re.IGNORECASE),
+    re.compile(r"\b((?:\d{1,3}(?:\.\d{1,3}){3}|localhost|[\w-]+(?:\.[\w-]+)+):\d{2,5})\b"),  # host:port
+    re.compile(r"\b([A-Za-z][\w.-]*\s\d+\.\d+(?:\.\d+)?)\b"),  # "Python 3.11"
+]
+_NAMED_RE = re.compile("|".join(re.escape(n) for n in _NAMED))
+
+_DECISION = re.compile(
+    r"\b(?:we|i)(?:\s+have|'ve)?\s+decided\b|\bdecided to\b|\bdecision\s*[:：]|\bwe(?:'ll| will) go with\b|"
+    r"决定|決定|定下来|拍板",
+    re.IGNORECASE,
+)
+_PREFERENCE = re.compile(
+    r"\bi\s+(?:much\s+|really\s+|strongly\s+)?prefer\b|\bprefer(?:s|red)?\b.{0,40}\b(?:over|to|instead)\b|"
+    r"\bmy preference\b|偏好|更喜欢|更喜歡|我喜欢用|我習慣用|我习惯用",
+    re.IGNORECASE,
+)
+_RULE = re.compile(
+    r"^\s*(?:please\s+)?remember\b|\bremember (?:that|to)\b|\bfrom now on\b|\bgoing forward\b|"
+    r"\bkeep in mind\b|记住|記住|以后|以後|今后|今後|\balways\b|\bnever\b|总是|總是|永远不要|永遠不要|"
+    r"务必|務必|一律|不要再|别再|別再",
+    re.IGNORECASE,
+)
+_NOT_A_RULE = re.compile(
+    r"\b(?:don't|do not|can't|cannot|didn't|couldn't) remember\b|\bremember when\b|"
+    r"以后再说|以後再說|之后再说|以后再看",
+    re.IGNORECASE,
+)
+_QUESTION = re.compile(r"[?？]\s*$|吗[。.]?\s*$|^\s*(?:should|shall|can|could|do|does|is|are|what|why|how)\b",
+                       re.IGNORECASE)
+_REASON = re.compile(r"^\s*(?:because|since|as|reason|因为|因為|由于|由於|原因)", re.IGNORECASE)
+_ERROR = re.compile(
+    r"\[tool exec failed|Traceback \(most recent call last\)|\b[A-Z][A-Za-z]+(?:Error|Exception)\b|"
+    r"\berror\b\s*[:：]|\bfailed\b|\bE[A-Z]{3,12}\b|command not found|permission denied|no such file|"
+    r"exit (?:code|status) [1-9]|\b[45]\d\d (?:Too Many|Internal|Not Found|Forbidden|Bad|Service)|"
+    r"报错|錯誤|错误|失败|失敗|异常|異常",
+    re.IGNORECASE,
+)
+_FIX = re.compile(
+    r"\bfix\s*[:：]|\b(?:fixed|the fix (?:is|was)|fix(?:ed)? (?:it|this|that) by|solved|resolved|works now|working now|"
+    r"now (?:works|passes|succeeds|starts)|(?:upgraded|downgraded|pinned|switched|changed) (?:\w+ ){0,3}to|"
+    r"needs? to (?:use|set|run)|instead of)\b|"
+    r"解决|解決|修复|修復|修好|改成|改为|改為|换成|換成|改用|就好了|可以了|成功了",
+    re.IGNORECASE,
+)
+_CAUSE = re.compile(
+    r"\b(?:because|caused by|root cause|the (?:issue|problem|cause|culprit) (?:was|is)|turned out|predates|"
+    r"(?:is|was) (?:missing|not installed|too old))\b|原因是|原来是|原來是|因为|因為|由于|由於",
+    re.IGNORECASE,
+)
+_FIX_LABEL = re.compile(r"^(?:the\s+)?fix(?:ed)?\s*[:：]\s*", re.IGNORECASE)
+_SENTENCE_SPLIT = re.compile(r"(?<=[。！？!?；])|(?<=\.)\s+|\n+")
+_CODE_BLOCK = re.compile(r"```.*?```", re.DOTALL)
+_TRACE = re.compile(r"\[tool exec failed:?\s*(.+?)\]?$", re.IGNORECASE | re.DOTALL)
+
+_LEXICON: list[tuple[re.Pattern, str]] = [(re.compile(p, re.IGNORECASE), zh) for p, zh in [
+    (r"install|安装|安裝", "安装"), (r"deploy|部署", "部署"), (r"\btests?\b|pytest|测试|測試", "测试"),
+    (r"timeout|timed out|超时|超時", "超时"), (r"permission denied|EACCES|权限|權限", "权限不足"),
+    (r"not found|no such file|ENOENT|找不到|不存在", "找不到文件"), (r"\bbuild|compile|构建|编译", "构建"),
+    (r"depend|依赖|依賴|lockfile|package manager|包管理", "依赖管理"), (r"config|配置|setting", "配置"),
+    (r"upgrade|升级|升級", "升级"), (r"EADDRINUSE|address already in use|端口被占用", "端口占用"),
+    (r"\bport\b|端口", "端口"), (r"out of memory|\bOOM\b|内存|記憶體", "内存不足"),
+    (r"crash|segfault|崩溃", "崩溃"), (r"connection refused|ECONNREFUSED|连接|連線", "连接失败"),
+    (r"\b429\b|rate limit|限流", "限流"), (r"encoding|utf-?8|编码|乱码|亂碼", "编码"),
+    (r"\bcommit\b|\bpush\b|提交|推送", "提交代码"), (r"database|数据库|postgres|sqlite|mysql", "数据库"),
+    (r"\blint|ruff|black|eslint|prettier|格式化", "代码格式"), (r"\blogs?\b|日志|日誌", "日志"),
+    (r"cache|缓存|快取", "缓存"), (r"proxy|代理", "代理"), (r"version|版本", "版本"),
+    (r"docker|container|容器", "容器"), (r"migrat|迁移|遷移", "迁移"),
+    (r"environment variable|env var|环境变量|環境變數", "环境变量"), (r"reply|respond|answer|回复|回答", "回复风格"),
+    (r"中文|英文|Chinese|English|language|语言", "语言"), (r"api key|token|密钥|金鑰", "密钥"),
+    (r"\bcron|schedule|定时|定時", "定时任务"), (r"systemd|systemctl|\bservice\b|服务|服務", "系统服务"),
+    (r"branch|merge|rebase|分支|合并", "分支管理"), (r"import|ModuleNotFoundError|导入|導入", "模块导入"),
+    (r"venv|virtualenv|虚拟环境|虛擬環境", "虚拟环境"), (r"ssl|certificate|证书|憑證", "证书"),
+    (r"disk|磁盘|磁碟", "磁盘空间"), (r"slow|performance|性能|效能|慢", "性能"), (r"backup|备份|備份", "备份"),
+    (r"release|publish|发布|發布", "发布"), (r"format|格式", "格式"), (r"path|路径|路徑", "路径"),
+]]
+_KIND_ZH = {"pitfall": "踩坑", "decision": "决策", "preference": "偏好", "rule": "规则"}
+_KIND_PREFIX = {"decision": "Decision", "preference": "Preference", "rule": "Rule"}
+_IMPORTANCE = {"pitfall": 0.75, "decision": 0.8, "preference": 0.7, "rule": 0.8}
+
+
+def find_entities(text: str, limit: int = MAX_ENTITIES) -> list[str]:
+    """Concrete names in ``text``, each a verbatim substring, most specific first."""
+    found: list[tuple[int, str]] = []
+    for m in _TOOL_RE.finditer(text):
+        tool, sub = m.group(1), m.group(2)
+        if sub and tool.lower() in _SUBCOMMAND_TOOLS:
+            found.append((m.start(), m.group(0)))
+        else:
+            found.append((m.start(1), tool))
+    for rx in _ENTITY_RES:
+        for m in rx.finditer(text):
+            found.append((m.start(1), m.group(1).strip()))
+    for rx in (_OS_RE, _PACKAGE_RE):
+        for m in rx.finditer(text):
+            found.append((m.start(1), m.group(1)))
+    for m in _NAMED_RE.finditer(text):
+        found.append((m.start(), m.group(0)))
+    out: list[str] = []
+    for _, ent in sorted(found, key=lambda p: p[0]):
+        ent = ent.rstrip(".,;:，。；：)").lstrip("(")
+        if len(ent) < 2 or "REDACTED" in ent or ent.startswith("//") or ent in out:
+            continue
+        out.append(ent)
+    # drop names contained in a longer one ("pip" inside "pip install")
+    out = [e for e in out if not any(e != o and _contains_word(o, e) for o in out)]
+    return out[:limit]
+
+
+def _contains_word(longer: str, word: str) -> bool:
+    return re.search(r"(?<![\w-])" + re.escape(word) + r"(?![\w-])", longer) is not None
+
+
+def zh_keywords(text: str, kind: str, limit: int = 3) -> list[str]:
+    words: list[str] = []
+    for rx, zh in _LEXICON:
+        if len(words) < limit and rx.search(text) and not any(zh in w or w in zh for w in words):
+            words.append(zh)
+    return [*words, _KIND_ZH[kind]]
+
+
+def sentences(text: str) -> list[str]:
+    parts = _SENTENCE_SPLIT.split(_CODE_BLOCK.sub(" ", text))
+    return [p.strip() for p in parts if p and p.strip()]
+
+
+def _quote(s: str, limit: int = MAX_QUOTE) -> str:
+    s = re.sub(r"\s+", " ", s).strip()
+    return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
+
+
+def _statement_kind(sentence: str, role: str) -> str | None:
+    if _QUESTION.search(sentence) or _NOT_A_RULE.search(sentence):
+        return None
+    if _DECISION.search(sentence):
+        return "decision"
+    if role != "user":
+        return None
+    if _PREFERENCE.search(sentence):
+        return "preference"
+    if _RULE.search(sentence):
+        return "rule"
+    return None
+
+
+class RulesProvider:
+    """A provider with no prompts: :meth:`extract` reads a chunk and proposes candidates."""
+
+    name = "rules"
+    model = MODEL
+
+    def __init__(self, settings: Any = None):
+        self.settings = settings
+
+    def complete(self, req: Any) -> Any:
+        raise PermanentError(
+            "the rules provider takes no prompts; the distiller calls RulesProvider.extract(chunk). "
+            "Set DISTILL_LLM=gemini or openai to use a language model"
+        )
+
+    def close(self) -> None:
+        pass
+
+    def extract(self, chunk: Chunk) -> list[CandidateOut]:
+        turns = chunk.turns()
+        return [*self._statements(turns), *self._pitfalls(turns)]
+
+    def _statements(self, turns: list) -> list[CandidateOut]:
+        out: list[CandidateOut] = []
+        for tid, msg in turns:
+            if msg.role not in ("user", "assistant") or msg.text.lstrip().startswith("[tool exec failed"):
+                continue
+            sents = sentences(msg.text)
+            for i, sent in enumerate(sents):
+                kind = _statement_kind(sent, msg.role)
+                if kind is None:
+                    continue
+                quote = sent
+                if kind == "decision" and i + 1 < len(sents) and _REASON.search(sents[i + 1]):
+                    quote = f"{sent} {sents[i + 1]}"
+                entities = find_entities(quote)
+                if not entities:
+                    continue
+                who = "the user" if msg.role == "user" else "the assistant"
+                text = f'{_KIND_PREFIX[kind]} ({who}, verbatim): "{_quote(quote, 400)}"'
+                out.append(self._candidate(kind, text, entities, quote, [tid]))
+        return out
+
+    def _pitfalls(self, turns: list) -> list[CandidateOut]:
+        out: list[CandidateOut] = []
+        i = 0
+        while i < len(turns):
+            if not _symptom(turns[i][1]):
+                i += 1
+                continue
+            window = range(i + 1, min(i + 1 + FIX_WINDOW, len(turns)))
+            fix_at = next((j for j in window if turns[j][1].role != "tool" and _remedy(turns[j][1].text)), None)
+            if fix_at is None:
+                i += 1
+                continue
+            errors = [(k, tid, _symptom(msg)) for k, (tid, msg) in enumerate(turns[i:fix_at]) if _symptom(msg)]
+            # the most specific error message; on a tie the later one (closest to the fix)
+            _, tid, symptom = max(errors, key=lambda e: (len(find_entities(e[2], limit=20)), e[0]))
+            fid, fmsg = turns[fix_at]
+            cause, fix = _remedy(fmsg.text)
+            entities = find_entities(f"{symptom}\n{cause or ''}\n{fix}")
+            if entities:
+                text = f"Pitfall: {_quote(symptom, 160)}"
+                if cause:
+                    text += f" Cause: {_quote(cause, 140)}"
+                text += f" Fix: {_quote(_FIX_LABEL.sub('', fix), 200)}"
+                out.append(self._candidate("pitfall", text, entities, f"{symptom} {cause or ''} {fix}", [tid, fid]))
+            i = fix_at + 1
+        return out
+
+    @staticmethod
+    def _candidate(kind: str, text: str, entities: list[str], source: str, evidence: list[str]) -> CandidateOut:
+        keywords = list(dict.fromkeys([*entities[:4], *zh_keywords(source, kind)]))[:8]
+        return CandidateOut(
+            text=text,
+            category=kind,
+            importance=_IMPORTANCE[kind],
+            scope="global" if kind in ("pitfall", "preference", "rule") else "agent",
+            keywords=keywords,
+            entity_keywords=entities,
+            evidence=evidence,
+        )
+
+
+def _symptom(msg: Any) -> str | None:
+    """The error a turn reports: a failed tool call's trace, or a stated error that is not a fix."""
+    m = _TRACE.match(msg.text.strip())
+    if m:
+        return m.group(1).strip()
+    for sent in sentences(msg.text):
+        if _ERROR.search(sent) and (msg.role == "tool" or not (_FIX.search(sent) or _QUESTION.search(sent))):
+            return sent
+    return None
+
+
+def _remedy(text: str) -> tuple[str | None, str] | None:
+    """(cause, fix) sentences of a turn, or None when it states no fix."""
+    sents = [s for s in sentences(text) if not _QUESTION.search(s)]
+    fix_i = next((i for i, s in enumerate(sents) if _FIX.search(s)), None)
+    if fix_i is None:
+        return None
+    fix = sents[fix_i]
+    if not find_entities(fix) and fix_i + 1 < len(sents) and find_entities(sents[fix_i + 1]):
+        fix = f"{fix} {sents[fix_i + 1]}"
+    cause = next((s for i, s in enumerate(sents) if i != fix_i and _CAUSE.search(s)), None)
+    if cause and cause in fix:
+        cause = None
+    return cause, fix

@@ -1,0 +1,210 @@
+"""The task queue: ``<state>/queue/{inbox,processing,done,failed}/<task>.json``.
+
+Every move between folders is one atomic rename, so a task is always in exactly one folder
+and a worker killed at any moment leaves it either where it was or where it was going. A
+task claimed by a worker that died stays in ``processing/`` until the next worker returns it
+to the inbox (:meth:`Queue.recover`). Task files are untrusted input: each one is validated
+here (:class:`Task`) and, for its path and agent, by :mod:`distill.roots`; a file that fails
+goes to ``failed/`` with the reason and never stops the worker.
+
+``distill enqueue`` writes tasks without this module (it must not import pydantic); its
+writer, :func:`distill.enqueue.new_task`, produces exactly this model's fields.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .atomic import fsync_dir, write_json
+from .enqueue import task_filename
+
+FOLDERS = ("inbox", "processing", "done", "failed")
+MAX_TASK_BYTES = 64 * 1024  # a real task is ~250 bytes; anything huge is not one
+RAW_KEPT = 2000
+
+
+class Task(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=r"^[0-9a-f]{8,64}$")
+    kind: Literal["session_end", "tail", "backfill"]
+    agent_id: str
+    session_file: str
+    created_at_ms: int
+    attempts: int = Field(default=0, ge=0)
+    not_before_ms: int = 0
+    error: str | None = None
+    stats: dict[str, Any] | None = None
+    coalesced_into: str | None = None
+    finished_at_ms: int | None = None
+
+
+class Entry(BaseModel):
+    """One file in a queue folder: its path and, if it parsed, its task."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    path: Path
+    task: Task | None = None
+    problem: str | None = None  # why the file is not a valid task
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Queue:
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.dirs = {name: self.root / name for name in FOLDERS}
+
+    def ensure(self) -> None:
+        for d in self.dirs.values():
+            d.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def inbox(self) -> Path:
+        return self.dirs["inbox"]
+
+    def names(self, folder: str) -> list[str]:
+        """Task files in ``folder``, oldest first; temporary files of a writer are skipped."""
+        try:
+            names = os.listdir(self.dirs[folder])
+        except FileNotFoundError:
+            return []
+        return sorted(n for n in names if n.endswith(".json") and not n.startswith("."))
+
+    def read(self, path: Path) -> Entry:
+        try:
+            with open(path, "rb") as fh:
+                raw = fh.read(MAX_TASK_BYTES + 1)
+        except FileNotFoundError:
+            return Entry(path=path, problem="gone")
+        except OSError as exc:
+            return Entry(path=path, problem=f"cannot read task file: {exc.strerror or exc}")
+        if len(raw) > MAX_TASK_BYTES:
+            return Entry(path=path, problem=f"task file is larger than {MAX_TASK_BYTES} bytes")
+        try:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            return Entry(path=path, problem=f"task file is not valid JSON: {exc}")
+        try:
+            return Entry(path=path, task=Task.model_validate(data))
+        except ValidationError as exc:
+            detail = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'task'}: {e['msg']}" for e in exc.errors())
+            return Entry(path=path, problem=f"task file does not match the task schema: {detail}")
+
+    def entries(self, folder: str) -> list[Entry]:
+        out = []
+        for name in self.names(folder):
+            entry = self.read(self.dirs[folder] / name)
+            if entry.problem != "gone":
+                out.append(entry)
+        return out
+
+    def put(self, task: Task) -> Path:
+        path = self.inbox / task_filename(task.created_at_ms, task.id)
+        write_json(path, task.model_dump(exclude_none=True))
+        return path
+
+    def claim(self, paths: list[Path]) -> list[Path]:
+        """Rename inbox files into ``processing/``; files another worker took first are left out."""
+        claimed = []
+        for src in paths:
+            dst = self.dirs["processing"] / src.name
+            try:
+                os.rename(src, dst)
+            except FileNotFoundError:
+                continue
+            claimed.append(dst)
+        if claimed:
+            self._sync("inbox", "processing")
+        return claimed
+
+    def finish(self, entries: list[tuple[Path, Task]], folder: str) -> list[Path]:
+        """Write each task's final state into ``folder`` and drop its ``processing/`` file."""
+        out = []
+        for src, task in entries:
+            dst = self.dirs[folder] / src.name
+            write_json(dst, task.model_dump(exclude_none=True))
+            _unlink(src)
+            out.append(dst)
+        if out:
+            self._sync("processing")
+        return out
+
+    def file_away(self, paths: list[Path], folder: str) -> None:
+        """Move files unchanged into ``folder`` (e.g. tasks coalesced into another), one dir sync."""
+        moved = 0
+        for src in paths:
+            try:
+                os.replace(src, self.dirs[folder] / src.name)
+                moved += 1
+            except FileNotFoundError:
+                continue
+        if moved:
+            self._sync(folder, *{p.parent.name for p in paths})
+
+    def retry(self, src: Path, task: Task) -> Path:
+        """Back to the inbox with the updated attempts / not-before (written, then renamed)."""
+        write_json(src, task.model_dump(exclude_none=True))
+        dst = self.inbox / src.name
+        os.replace(src, dst)
+        self._sync("processing", "inbox")
+        return dst
+
+    def reject(self, src: Path, reason: str) -> Path:
+        """A file that is not a valid task: keep what it said (capped) and why, in ``failed/``."""
+        try:
+            raw = src.read_bytes()[:RAW_KEPT].decode("utf-8", "replace")
+        except OSError:
+            raw = ""
+        dst = self.dirs["failed"] / (src.name if src.name.endswith(".json") else src.name + ".json")
+        write_json(dst, {"error": reason, "rejected_at_ms": now_ms(), "raw": raw})
+        _unlink(src)
+        self._sync(src.parent.name)
+        return dst
+
+    def recover(self) -> int:
+        """Return tasks a dead worker left in ``processing/`` to the inbox (not counted as an attempt)."""
+        names = self.names("processing")
+        for name in names:
+            os.replace(self.dirs["processing"] / name, self.inbox / name)
+        if names:
+            self._sync("processing", "inbox")
+        return len(names)
+
+    def prune(self, folder: str, older_than_s: float) -> int:
+        cutoff = time.time() - older_than_s
+        removed = 0
+        for name in self.names(folder):
+            path = self.dirs[folder] / name
+            try:
+                if path.stat().st_mtime < cutoff:
+                    path.unlink()
+                    removed += 1
+            except FileNotFoundError:
+                continue
+        if removed:
+            self._sync(folder)
+        return removed
+
+    def counts(self) -> dict[str, int]:
+        return {name: len(self.names(name)) for name in FOLDERS}
+
+    def _sync(self, *folders: str) -> None:
+        for folder in folders:
+            fsync_dir(self.dirs[folder])
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass

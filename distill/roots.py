@@ -1,0 +1,113 @@
+"""Which session files a task may name, and which agent each one belongs to.
+
+A task file is untrusted: anyone who can write to the inbox, or any hook fed odd input, can
+name a path. So a task's file must be absolute, free of ``..``, resolve (symlinks included)
+to a regular ``.jsonl`` file under a configured source root, and belong to the agent the task
+claims: under ``agents_dir`` that is the folder name (``<agents_dir>/<agentId>/sessions/``),
+under an extra ``sources`` root the root's own ``agent_id``. The distiller's own agent and
+agents outside the allow-list are refused. Stdlib only: the hook's fast path uses it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from .errors import DistillError
+from .hookconfig import AGENT_ID_PATTERN, HookConfig
+
+_AGENT_RE = re.compile(AGENT_ID_PATTERN)
+
+
+class InvalidTask(DistillError):
+    """A task (or the enqueue call making one) names something it may not: never retried."""
+
+    exit_code = 65  # EX_DATAERR
+
+
+class SessionGone(InvalidTask):
+    """The task's file no longer exists (deleted, or renamed to an archive since it was queued)."""
+
+
+def check_agent(cfg: HookConfig, agent_id: str) -> None:
+    if not isinstance(agent_id, str) or not _AGENT_RE.match(agent_id):
+        raise InvalidTask(f"agent id {agent_id!r} is not valid: use 1-64 characters from [A-Za-z0-9._-]")
+    if agent_id == cfg.distiller_agent_id:
+        raise InvalidTask(
+            f"agent {agent_id!r} is the distiller's own agent (distiller_agent_id), whose sessions are never read"
+        )
+    allowed = cfg.allowed()
+    if allowed is not None and agent_id not in allowed:
+        raise InvalidTask(
+            f"agent {agent_id!r} is not in the allow-list OPENCLAW_JSONL_DISTILL_ALLOWED_AGENT_IDS "
+            f"({', '.join(sorted(allowed))}); add it there to distill its sessions"
+        )
+
+
+def check_session_file(cfg: HookConfig, agent_id: str, session_file: str) -> tuple[str, str]:
+    """Return ``(absolute path as given, resolved path)`` or raise :class:`InvalidTask`."""
+    check_agent(cfg, agent_id)
+    if not isinstance(session_file, str) or not session_file or "\x00" in session_file:
+        raise InvalidTask(f"session file {session_file!r} is not a path")
+    parts = session_file.replace("\\", "/").split("/")
+    if ".." in parts:
+        raise InvalidTask(f"session file {session_file!r} contains '..'; give the plain absolute path")
+    if not os.path.isabs(session_file):
+        raise InvalidTask(f"session file {session_file!r} is not an absolute path")
+    given = os.path.normpath(session_file)
+    try:
+        resolved = os.path.realpath(given, strict=True)
+    except FileNotFoundError:
+        raise SessionGone(f"session file {given} does not exist") from None
+    except OSError as exc:
+        raise InvalidTask(f"session file {given} cannot be read: {exc.strerror or exc}") from None
+    if not os.path.isfile(resolved):
+        raise InvalidTask(f"session file {given} is not a regular file")
+    if not resolved.endswith(".jsonl"):
+        raise InvalidTask(f"session file {given} is not a .jsonl transcript")
+    owners = _owners(cfg, resolved)
+    if not owners:
+        roots = [cfg.agents_dir] + [p for p, _ in cfg.sources]
+        where = f" (it resolves to {resolved})" if resolved != given else ""
+        raise InvalidTask(
+            f"session file {given}{where} is not under a configured source root ({', '.join(roots)}); "
+            "set agents_dir or add a [[sources]] entry in config.toml"
+        )
+    if agent_id not in owners:
+        raise InvalidTask(
+            f"session file {given} belongs to agent {' or '.join(sorted(set(owners)))}, not {agent_id!r}"
+        )
+    return given, resolved
+
+
+def owner_of(cfg: HookConfig, path: str) -> str | None:
+    """The agent a transcript belongs to, or None if it lies outside every root (or is ambiguous)."""
+    try:
+        owners = set(_owners(cfg, os.path.realpath(path, strict=True)))
+    except OSError:
+        return None
+    return owners.pop() if len(owners) == 1 else None
+
+
+def _owners(cfg: HookConfig, resolved: str) -> list[str]:
+    """The agent ids whose roots hold ``resolved``."""
+    owners = []
+    rel = _under(cfg.agents_dir, resolved)
+    if rel is not None:
+        segs = rel.split(os.sep)
+        if len(segs) == 3 and segs[1] == "sessions":
+            owners.append(segs[0])
+    for root, agent in cfg.sources:
+        if _under(root, resolved) is not None:
+            owners.append(agent)
+    return owners
+
+
+def _under(root: str, resolved: str) -> str | None:
+    try:
+        real_root = os.path.realpath(root)
+    except OSError:
+        return None
+    if not resolved.startswith(real_root.rstrip(os.sep) + os.sep):
+        return None
+    return resolved[len(real_root.rstrip(os.sep)) + 1:]

@@ -1,0 +1,199 @@
+"""What every transcript format produces (``Turn``) and the one finishing step they share.
+
+A format module turns one JSONL line into zero or more turns. The caller (the tail) asks
+``SourceFormat.could_yield(line)`` first: a cheap bytes-only test that is allowed to say
+"yes" wrongly (the line is then decoded for nothing) but never "no" wrongly (a turn would
+be lost). Lines it rejects are never decoded, which is what makes reading fast: most of a
+transcript's bytes are successful tool output and base64 images.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal, Protocol
+
+import orjson
+from pydantic import BaseModel
+
+from ..errors import DistillError
+from ..noise import clip, is_noise, strip_injected
+from ..redact import redact
+
+if TYPE_CHECKING:
+    from ..config import Settings
+
+Role = Literal["user", "assistant", "tool"]
+
+
+class Turn(BaseModel):
+    agent_id: str
+    session_id: str
+    file: str
+    start: int  # byte range [start, end) of the line(s) in the file
+    end: int
+    entry_id: str | None  # the format's own entry/message id, if it has one
+    ts: int  # Unix milliseconds; 0 = unknown (the caller falls back to the file's mtime)
+    role: Role
+    text: str  # cleaned: injected blocks stripped, clipped, redacted
+
+
+class ParseCounters(Counter):
+    """Why lines or turns were skipped or changed, by reason (``invalid_json``, ``noise``,
+    ``redacted:<kind>``, ``clipped``, ``tool_failure``, ``skipped_type:<t>``, …)."""
+
+
+class TurnLimits(BaseModel):
+    max_turn_chars: int = 6000
+    max_tool_trace_chars: int = 300
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> TurnLimits:
+        return cls(max_turn_chars=settings.max_turn_chars, max_tool_trace_chars=settings.max_tool_trace_chars)
+
+
+class UnknownFormat(DistillError):
+    """A transcript whose first line matches none of the known formats."""
+
+
+class SourceParser(Protocol):
+    """One per file per run; keeps the little state a format needs across lines."""
+
+    session_id: str
+
+    def feed(self, line: bytes, start: int, end: int) -> list[Turn]: ...
+
+    def finish(self) -> list[Turn]: ...
+
+
+class SourceFormat(Protocol):
+    name: str
+
+    def detect(self, first_line: bytes) -> bool: ...
+
+    def could_yield(self, line: bytes) -> bool: ...
+
+    def new_parser(
+        self, *, agent_id: str, file: str, session_id: str, counters: Counter, limits: TurnLimits
+    ) -> SourceParser: ...
+
+
+def finish_text(
+    role: Role, text: str, limits: TurnLimits, counters: Counter, *, trace: bool = False
+) -> str | None:
+    """The shared cleaning step: strip injected blocks → drop noise → clip → redact.
+
+    Returns None when nothing worth keeping is left (counted). Tool traces are built by the
+    caller already short; they skip the noise test but are still clipped and redacted.
+    """
+    if not trace:
+        text = strip_injected(text)
+        if not text:
+            counters["empty"] += 1
+            return None
+        if is_noise(role, text):
+            counters["noise"] += 1
+            return None
+    text, clipped = clip(text, limits.max_tool_trace_chars if trace else limits.max_turn_chars)
+    if clipped:
+        counters["clipped"] += 1
+    text, found = redact(text)
+    for kind, n in found.items():
+        counters[f"redacted:{kind}"] += n
+    return text
+
+
+def decode_line(line: bytes, counters: Counter) -> dict | None:
+    """Decode one JSONL line into an object, or count why not. Never raises.
+
+    Repairs what can be repaired without guessing: NUL padding (left by a crash mid-write)
+    is removed, invalid UTF-8 is replaced by U+FFFD; both are still counted.
+    """
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        obj = _repair(line, counters)
+        if obj is None:
+            return None
+    if not isinstance(obj, dict):
+        counters["not_object"] += 1
+        return None
+    return obj
+
+
+def _repair(line: bytes, counters: Counter) -> object | None:
+    if not line.strip():
+        counters["blank"] += 1
+        return None
+    fixed = line
+    if b"\x00" in fixed:
+        counters["nul_bytes"] += 1
+        fixed = fixed.replace(b"\x00", b"")
+    try:
+        fixed.decode("utf-8")
+    except UnicodeDecodeError:
+        counters["invalid_utf8"] += 1
+        fixed = fixed.decode("utf-8", errors="replace").encode("utf-8")
+    if fixed is line:
+        counters["invalid_json"] += 1
+        return None
+    try:
+        return orjson.loads(fixed)
+    except orjson.JSONDecodeError:
+        counters["invalid_json"] += 1
+        return None
+
+
+def iso_to_ms(value: object) -> int:
+    """Timestamp (ISO 8601 string, or Unix seconds/milliseconds number) → Unix ms; 0 if unknown."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, (int, float)):
+        return int(value if value > 10_000_000_000 else value * 1000)
+    if isinstance(value, str) and value:
+        try:
+            return int(datetime.fromisoformat(value).timestamp() * 1000)
+        except ValueError:
+            return 0
+    return 0
+
+
+def str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+# --- big binary blobs ------------------------------------------------------------------
+
+_BLOB_MIN = 4096
+
+
+def drop_blobs(line: bytes, keys: tuple[bytes, ...]) -> bytes:
+    """Empty the long base64 strings of a line before decoding it (user messages with an
+    attached image can be megabytes, of which a few dozen bytes are text).
+
+    ``keys`` are the format's image keys (e.g. ``b'"data":"'``). Only a value with no
+    backslash is cut, so the JSON stays valid; anything unusual is left.
+    """
+    if len(line) < _BLOB_MIN:
+        return line
+    parts, pos = [], 0
+    for key in keys:
+        i = line.find(key)
+        while i >= 0:
+            v = i + len(key)
+            j = line.find(b'"', v)
+            if j < 0:
+                break
+            if j - v >= _BLOB_MIN and line.find(b"\\", v, j) < 0:
+                parts.append((v, j))
+            i = line.find(key, j + 1)
+    if not parts:
+        return line
+    out = []
+    for v, j in sorted(parts):
+        if v < pos:
+            continue
+        out.append(line[pos:v])
+        pos = j
+    out.append(line[pos:])
+    return b"".join(out)

@@ -1,0 +1,241 @@
+"""Claude Code transcripts: ``~/.claude/projects/<project>/<sessionId>.jsonl``.
+
+Each line is one record: ``type`` user / assistant / system / summary / file-history-snapshot
+/ …, with ``uuid``, ``sessionId``, ``timestamp``, ``isSidechain``, ``isMeta``,
+``isCompactSummary`` and ``message`` (``role``, ``content`` as a string or blocks ``text``,
+``thinking``, ``tool_use``, ``tool_result``, ``image``).
+
+Choices:
+- One API message is streamed as several assistant lines repeating ``message.id``, one
+  block each; their text becomes one turn whose byte range runs from the first line's start
+  to the last line's end. It is emitted when another message starts, when any other turn is
+  produced, or at ``finish()``.
+- Tool results live in user lines. Successful ones are dropped, failed ones become one trace
+  turn. A user line with only tool results is not a user turn; one with text and a failed
+  tool result gives one user turn with the trace appended (one turn per line keeps turn ids,
+  which are per start byte, unique).
+- ``isMeta``, ``isCompactSummary``, ``system``, ``summary`` and API-error lines give nothing.
+- Sidechain (subagent) lines are kept: what a subagent learned is as useful as the rest.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import orjson
+
+from .base import Turn, TurnLimits, decode_line, drop_blobs, finish_text, iso_to_ms, str_or_none
+from .toolfail import WINDOW_BYTES, bytes_window_may_fail, error_line, trace
+
+_MAX_TOOL_NAMES = 2048
+_BLOB_KEYS = (b'"data":"',)  # image data: emptied before decoding
+
+
+class ClaudeCodeFormat:
+    name = "claude-code"
+
+    def detect(self, first_line: bytes) -> bool:
+        try:
+            obj = orjson.loads(first_line)
+        except orjson.JSONDecodeError:
+            head = first_line[:2000]
+            return b'"sessionId":"' in head and b'"uuid":"' in head
+        if not isinstance(obj, dict) or "payload" in obj:
+            return False
+        if obj.get("type") in ("summary", "file-history-snapshot", "queue-operation"):
+            return True
+        return any(k in obj for k in ("sessionId", "parentUuid", "leafUuid"))
+
+    def could_yield(self, line: bytes) -> bool:
+        head = line[:4096]
+        if not line.startswith(b"{") or b'"type":"' not in head:
+            return True
+        if b'"isMeta":true' in head or b'"isCompactSummary":true' in head:
+            return False
+        if b'"type":"assistant"' in head:
+            # text gives a turn, tool_use gives the tool's name for a later failure trace
+            return b'"type":"text"' in line or b'"type":"tool_use"' in line or b'"content":"' in line
+        if b'"type":"user"' in head:
+            return _user_may_yield(line, head)
+        if any(b'"type":"%s"' % t in head[:64] or b',"type":"%s"' % t in head for t in _NEVER):
+            return False
+        return True
+
+    def new_parser(
+        self, *, agent_id: str, file: str, session_id: str, counters: Counter, limits: TurnLimits
+    ) -> ClaudeCodeParser:
+        return ClaudeCodeParser(agent_id=agent_id, file=file, session_id=session_id, counters=counters, limits=limits)
+
+
+_RESULT = b'"type":"tool_result"'
+_TEXT_BLOCK = b'{"type":"text","text":"'
+_NEVER = (b"system", b"summary", b"file-history-snapshot", b"queue-operation")
+
+
+def _user_may_yield(line: bytes, head: bytes) -> bool:
+    """A user line whose first block is a tool result is a tool-result line: it yields only
+    when a result failed (error flag or an error line at the start of its output)."""
+    first_is_result = b'"content":[{"tool_use_id":"' in head or b'"content":[{"type":"tool_result"' in head
+    if not first_is_result:
+        return True
+    if b'"is_error":true' in line:
+        return True
+    i = line.find(_RESULT)
+    while i >= 0:
+        if _result_may_fail(line, i + len(_RESULT)):
+            return True
+        i = line.find(_RESULT, i + len(_RESULT))
+    return False
+
+
+def _result_may_fail(line: bytes, at: int) -> bool:
+    """``at`` is just past ``"type":"tool_result"``; its ``content`` usually follows."""
+    for key in (b',"content":"', b',"content":[' + _TEXT_BLOCK):
+        if line.startswith(key, at):
+            s = at + len(key)
+            return bytes_window_may_fail(line[s : s + WINDOW_BYTES])
+    if line.startswith(b',"content":[]', at):
+        return False
+    if line.startswith(b',"content":[{"type":"image"', at):
+        j = line.find(_TEXT_BLOCK, at)  # base64 never contains it: the first text block, if any
+        return j >= 0 and bytes_window_may_fail(line[j + len(_TEXT_BLOCK) : j + len(_TEXT_BLOCK) + WINDOW_BYTES])
+    return True  # keys in another order: decode to be sure
+
+
+@dataclass
+class _Held:
+    """A streamed assistant message whose lines are still arriving."""
+
+    message_id: str
+    start: int
+    end: int
+    ts: int
+    session_id: str
+    parts: list[str] = field(default_factory=list)
+
+
+class ClaudeCodeParser:
+    def __init__(self, *, agent_id: str, file: str, session_id: str, counters: Counter, limits: TurnLimits):
+        self.agent_id, self.file, self.session_id = agent_id, file, session_id
+        self.counters, self.limits = counters, limits
+        self._held: _Held | None = None
+        self._tool_names: dict[str, str] = {}
+
+    def feed(self, line: bytes, start: int, end: int) -> list[Turn]:
+        obj = decode_line(drop_blobs(line, _BLOB_KEYS), self.counters)
+        if obj is None:
+            return []
+        sid = str_or_none(obj.get("sessionId"))
+        if sid:
+            self.session_id = sid
+        kind = obj.get("type")
+        if kind == "assistant":
+            return self._assistant(obj, start, end)
+        if kind == "user":
+            return self._user(obj, start, end)
+        self.counters[f"skipped_type:{str(kind)[:40]}"] += 1
+        return []
+
+    def finish(self) -> list[Turn]:
+        return self._flush()
+
+    # --- assistant -----------------------------------------------------------------------
+
+    def _assistant(self, obj: dict, start: int, end: int) -> list[Turn]:
+        msg = obj.get("message")
+        if not isinstance(msg, dict):
+            self.counters["bad_entry"] += 1
+            return []
+        if obj.get("isApiErrorMessage"):
+            self.counters["api_error"] += 1
+            return []
+        content = msg.get("content")
+        texts = [content] if isinstance(content, str) else []
+        for b in content if isinstance(content, list) else ():
+            if not isinstance(b, dict):
+                continue
+            if b.get("type") == "text" and isinstance(b.get("text"), str):
+                texts.append(b["text"])
+            elif b.get("type") == "tool_use" and isinstance(b.get("id"), str):
+                self._remember_tool(b["id"], b.get("name"))
+        mid = str_or_none(msg.get("id")) or str_or_none(obj.get("uuid")) or f"@{start}"
+        held = self._held
+        if held is not None and held.message_id == mid:
+            held.parts.extend(t for t in texts if t not in held.parts)
+            held.end = end
+            return []
+        out = self._flush()
+        if texts:
+            self._held = _Held(mid, start, end, iso_to_ms(obj.get("timestamp")), self.session_id, texts)
+        return out
+
+    def _flush(self) -> list[Turn]:
+        held, self._held = self._held, None
+        if held is None:
+            return []
+        text = finish_text("assistant", "\n\n".join(held.parts), self.limits, self.counters)
+        if text is None:
+            return []
+        return [Turn(agent_id=self.agent_id, session_id=held.session_id, file=self.file, start=held.start,
+                     end=held.end, entry_id=held.message_id, ts=held.ts, role="assistant", text=text)]
+
+    def _remember_tool(self, tool_id: str, name: object) -> None:
+        if len(self._tool_names) >= _MAX_TOOL_NAMES:
+            self._tool_names.pop(next(iter(self._tool_names)))
+        self._tool_names[tool_id] = str(name)[:80] if name else "tool"
+
+    # --- user ----------------------------------------------------------------------------
+
+    def _user(self, obj: dict, start: int, end: int) -> list[Turn]:
+        if obj.get("isMeta") or obj.get("isCompactSummary"):
+            self.counters["meta"] += 1
+            return []
+        msg = obj.get("message")
+        if not isinstance(msg, dict):
+            self.counters["bad_entry"] += 1
+            return []
+        content = msg.get("content")
+        texts: list[str] = [content] if isinstance(content, str) else []
+        traces: list[str] = []
+        for b in content if isinstance(content, list) else ():
+            if not isinstance(b, dict):
+                continue
+            if b.get("type") == "text" and isinstance(b.get("text"), str):
+                texts.append(b["text"])
+            elif b.get("type") == "tool_result":
+                t = self._tool_result(b)
+                if t:
+                    traces.append(t)
+        out = self._flush()
+        text = finish_text("user", "\n\n".join(texts), self.limits, self.counters) if texts else None
+        role = "user"
+        if traces:
+            joined = "\n".join(traces)
+            text = f"{text}\n{joined}" if text else joined
+            role = "user" if texts and text != joined else "tool"
+        if text:
+            out.append(Turn(agent_id=self.agent_id, session_id=self.session_id, file=self.file, start=start,
+                            end=end, entry_id=str_or_none(obj.get("uuid")), ts=iso_to_ms(obj.get("timestamp")),
+                            role=role, text=text))
+        return out
+
+    def _tool_result(self, block: dict) -> str | None:
+        output = _result_text(block.get("content"))
+        if block.get("is_error") is not True and error_line(output) is None:
+            self.counters["tool_ok"] += 1
+            return None
+        self.counters["tool_failure"] += 1
+        tool = self._tool_names.get(str(block.get("tool_use_id")), None)
+        return finish_text("tool", trace(tool, output, self.limits.max_tool_trace_chars), self.limits,
+                           self.counters, trace=True)
+
+
+def _result_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
+    return ""

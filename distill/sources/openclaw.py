@@ -1,0 +1,213 @@
+"""OpenClaw session transcripts: ``~/.openclaw/agents/<agentId>/sessions/<sessionId>.jsonl``.
+
+First line ``{"type":"session","id":<sessionId>,…}``; then entries ``{"type":"message",
+"id","parentId","timestamp","message":{"role":"user"|"assistant"|"toolResult"|…}}`` and
+other entry types (``custom``, ``compaction``, ``model_change``, …) that carry no turn.
+OpenClaw writes compact JSON (``JSON.stringify``), which the bytes pre-test relies on: a
+line that does not start exactly like that is always decoded.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import orjson
+
+from .base import Turn, TurnLimits, decode_line, drop_blobs, finish_text, iso_to_ms, str_or_none
+from .toolfail import WINDOW_BYTES, bytes_window_may_fail, error_line, trace
+
+_HEAD = b'{"type":"'
+_ROLE_AT = b'"message":{"role":"'
+_TEXT_BLOCK = b'{"type":"text","text":"'
+_BLOB_KEYS = (b'"data":"',)  # image data: emptied before decoding
+
+
+class OpenClawFormat:
+    name = "openclaw"
+
+    def detect(self, first_line: bytes) -> bool:
+        if first_line.startswith(b'{"type":"session"'):
+            return True
+        try:
+            obj = orjson.loads(first_line)
+        except orjson.JSONDecodeError:
+            return False
+        return isinstance(obj, dict) and obj.get("type") == "session" and "payload" not in obj
+
+    def could_yield(self, line: bytes) -> bool:
+        if not line.startswith(_HEAD):
+            return True  # unusual writer or a damaged line: let the parser decide and count
+        end = line.find(b'"', 9, 64)
+        if end < 0:
+            return True
+        kind = line[9:end]
+        if kind == b"session":
+            return True
+        if kind != b"message":
+            return False  # custom, compaction, model_change, …: never a turn
+        r = line.find(_ROLE_AT, 0, 600)
+        if r < 0:
+            return True
+        rs = r + len(_ROLE_AT)
+        role = line[rs : line.find(b'"', rs, rs + 40)]
+        if role == b"user" or role == b"bashExecution":
+            return True
+        if role == b"assistant":
+            after = line[rs + 10 : rs + 23]
+            if after == b',"content":[{':  # blocks: only text blocks make a turn
+                return b'"type":"text"' in line
+            return True  # string content, or keys in another order
+        if role == b"toolResult":
+            return _tool_result_may_fail(line)
+        return False
+
+    def new_parser(
+        self, *, agent_id: str, file: str, session_id: str, counters: Counter, limits: TurnLimits
+    ) -> OpenClawParser:
+        return OpenClawParser(agent_id=agent_id, file=file, session_id=session_id, counters=counters, limits=limits)
+
+
+def _tool_result_may_fail(line: bytes) -> bool:
+    """Bounded work whatever the line's size: its head (where ``content`` starts), its tail
+    (``details`` and ``isError``, which OpenClaw writes after the content) and a window at
+    the start of the output text. Anything not in that canonical order is decoded."""
+    c = line.find(b',"content":', 0, 1024)
+    if c < 0 or line.find(b'"details":', 0, c) >= 0:
+        return True
+    tail_at = max(c, len(line) - 1024)
+    tail = line[tail_at:]
+    e = tail.rfind(b',"isError":')
+    if e <= 0 or tail.find(b'"details":', e) >= 0:
+        return True
+    if not tail.startswith(b"false", e + 11):
+        return True  # true, or an unexpected value
+    before = tail[e - 1 : e]
+    if before == b"}":  # a details object sits between the content and isError
+        d = tail.rfind(b',"details":{', 0, e)
+        if d <= 0 or tail[d - 1 : d] != b"]" or _nonzero_exit_code(tail[d:e]):
+            return True
+    elif before != b"]":
+        return True
+    return _first_text_may_fail(line, c + 11)
+
+
+def _first_text_may_fail(line: bytes, v: int) -> bool:
+    """``v``: where the content value starts."""
+    if line.startswith(b'"', v):
+        return bytes_window_may_fail(line[v + 1 : v + 1 + WINDOW_BYTES])
+    if line.startswith(b"[" + _TEXT_BLOCK, v):
+        s = v + 1 + len(_TEXT_BLOCK)
+        return bytes_window_may_fail(line[s : s + WINDOW_BYTES])
+    if line.startswith(b"[]", v):
+        return False
+    if line.startswith(b'[{"type":"image"', v):
+        t = line.find(_TEXT_BLOCK, v)  # base64 never contains it: the first text block, if any
+        return t >= 0 and bytes_window_may_fail(line[t + len(_TEXT_BLOCK) : t + len(_TEXT_BLOCK) + WINDOW_BYTES])
+    return True
+
+
+def _nonzero_exit_code(details: bytes) -> bool:
+    i = details.find(b'"exitCode":')
+    while i >= 0:
+        v = details[i + 11 : i + 14]
+        if not (v.startswith(b"0") and v[1:2] in (b",", b"}")) and not v.startswith(b"nul"):
+            return True
+        i = details.find(b'"exitCode":', i + 11)
+    return False
+
+
+class OpenClawParser:
+    def __init__(self, *, agent_id: str, file: str, session_id: str, counters: Counter, limits: TurnLimits):
+        self.agent_id, self.file, self.session_id = agent_id, file, session_id
+        self.counters, self.limits = counters, limits
+
+    def feed(self, line: bytes, start: int, end: int) -> list[Turn]:
+        obj = decode_line(drop_blobs(line, _BLOB_KEYS), self.counters)
+        if obj is None:
+            return []
+        kind = obj.get("type")
+        if kind == "session":
+            sid = str_or_none(obj.get("id"))
+            if sid:
+                self.session_id = sid
+            return []
+        if kind != "message":
+            self.counters[f"skipped_type:{str(kind)[:40]}"] += 1
+            return []
+        msg = obj.get("message")
+        if not isinstance(msg, dict):
+            self.counters["bad_entry"] += 1
+            return []
+        role = msg.get("role")
+        if role in ("user", "assistant"):
+            text = finish_text(role, _content_text(msg.get("content")), self.limits, self.counters)
+            return self._turn(obj, msg, role, text, start, end)
+        if role == "toolResult":
+            return self._tool_result(obj, msg, start, end)
+        if role == "bashExecution":
+            return self._bash(obj, msg, start, end)
+        self.counters[f"skipped_role:{str(role)[:40]}"] += 1
+        return []
+
+    def finish(self) -> list[Turn]:
+        return []
+
+    def _tool_result(self, obj: dict, msg: dict, start: int, end: int) -> list[Turn]:
+        content = msg.get("content")
+        details = msg.get("details")
+        exit_code = details.get("exitCode") if isinstance(details, dict) else None
+        failed = (
+            msg.get("isError") is True
+            or (isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0)
+            or error_line(_first_text(content)) is not None
+        )
+        if not failed:
+            self.counters["tool_ok"] += 1
+            return []
+        return self._trace(obj, msg, str_or_none(msg.get("toolName")), _content_text(content), start, end)
+
+    def _bash(self, obj: dict, msg: dict, start: int, end: int) -> list[Turn]:
+        """A ``!command`` the user ran: kept only when it failed, like a tool call."""
+        output = msg.get("output") if isinstance(msg.get("output"), str) else ""
+        code = msg.get("exitCode")
+        if not ((isinstance(code, int) and not isinstance(code, bool) and code != 0) or error_line(output)):
+            self.counters["tool_ok"] += 1
+            return []
+        command = str(msg.get("command") or "")[:80]
+        return self._trace(obj, msg, f"bash {command}".strip(), output, start, end)
+
+    def _trace(self, obj: dict, msg: dict, tool: str | None, output: str, start: int, end: int) -> list[Turn]:
+        self.counters["tool_failure"] += 1
+        text = finish_text("tool", trace(tool, output, self.limits.max_tool_trace_chars), self.limits,
+                           self.counters, trace=True)
+        return self._turn(obj, msg, "tool", text, start, end)
+
+    def _turn(self, obj: dict, msg: dict, role: str, text: str | None, start: int, end: int) -> list[Turn]:
+        if text is None:
+            return []
+        ts = iso_to_ms(obj.get("timestamp")) or iso_to_ms(msg.get("timestamp"))
+        return [Turn(agent_id=self.agent_id, session_id=self.session_id, file=self.file, start=start, end=end,
+                     entry_id=str_or_none(obj.get("id")), ts=ts, role=role, text=text)]
+
+
+def _content_text(content: object) -> str:
+    """User and assistant text: string content, or the ``text`` blocks (thinking, tool
+    calls and images are dropped)."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "\n\n".join(
+        b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    )
+
+
+def _first_text(content: object) -> str:
+    """Where an error line is looked for: the start of the first text (see toolfail)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        for b in content:
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str):
+                return b["text"]
+    return ""

@@ -1,0 +1,177 @@
+"""Failed tool calls: the one kind of tool output a turn keeps, as a short trace line.
+
+A tool result is a failure when its format says so (an error flag, a non-zero exit code)
+or when its output *starts* with an error line. Only the start is looked at — the first
+``HEAD_CHARS`` characters — so the bytes pre-test can look at a bounded window too and the
+two always agree: ``bytes_window_may_fail(window)`` is true for every window whose decoded
+text ``error_line`` would flag (the window is ``WINDOW_BYTES`` long, enough for
+``HEAD_CHARS`` characters even when every one is a 6-byte ``\\uXXXX`` escape).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..noise import clip
+
+HEAD_CHARS = 160
+WINDOW_BYTES = HEAD_CHARS * 6 + 512
+
+# a line starting with one of these words is an error line
+_STARTS = ("error", "fatal", "traceback", "exception", "panic", "failed", "failure", "uncaught", "unhandled")
+# a line containing one of these is an error line
+_ANYWHERE = (
+    "command not found",
+    "no such file or directory",
+    "permission denied",
+    "enoent",
+    "eacces",
+    "error:",
+    "exception:",
+    "错误",
+    "失败",
+)
+_STARTS_RE = re.compile(r"^[\W_]*(?:" + "|".join(_STARTS) + r")\b")
+# header lines Codex and OpenClaw put before the real output
+_MENTIONS_ERROR = re.compile(
+    r"(?i)\b(?:error|errors|failed|failure|fatal|exception|traceback|panic|denied|not found|cannot|"
+    r"could not|unable to|no such|refused|timed out|enoent|eacces)\b|错误|失败"
+)
+_HEADER = re.compile(r"^(?:exit code:|wall time:|output:|process exited with code|chunk id:|original token count:)")
+_EXIT = re.compile(r"(?:exit code:|exited with code) *(-?\d+)")
+
+_ESCAPED_CJK = tuple(
+    esc
+    for m in _ANYWHERE
+    if not m.isascii()
+    for esc in (
+        m.encode("unicode_escape").lower(),  # \u9519\u8bef, as json.dumps writes it
+        m.encode("unicode_escape").lower().replace(b"\\", b"\\\\"),  # the same inside a JSON string
+    )
+)
+# on the first line, where it is known: a start word at its start, or a marker anywhere
+_BYTE_ANYWHERE = tuple(m.encode() for m in _ANYWHERE) + _ESCAPED_CJK
+_FIRST_LINE_FAILS = re.compile(
+    rb"\A[^a-z0-9]*(?:" + b"|".join(m.encode() for m in _STARTS) + rb")|" + b"|".join(map(re.escape, _BYTE_ANYWHERE))
+)
+# on the whole window, where it is not: any of them anywhere
+_BYTE_MARKERS = tuple(m.encode() for m in _STARTS) + _BYTE_ANYWHERE
+_BYTE_HEADERS = (b"exit code:", b"wall time:", b"output:", b"process exited with code", b"chunk id:",
+                 b"original token count:")
+_ALNUM = re.compile(rb"[0-9a-z]")
+
+
+def error_line(output: str) -> str | None:
+    """The first real output line, if it is an error line (within the first HEAD_CHARS)."""
+    for raw in output[:HEAD_CHARS].splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        low = line.lower()
+        if _HEADER.match(low):
+            continue
+        if _STARTS_RE.match(low) or any(m in low for m in _ANYWHERE):
+            return line
+        return None
+    return None
+
+
+def header_exit_code(output: str) -> int | None:
+    """``Exit code: N`` / ``Process exited with code N`` at the start of an output."""
+    m = _EXIT.search(output[:HEAD_CHARS].lower())
+    return int(m[1]) if m else None
+
+
+def first_error_line(output: str) -> str:
+    """For a trace: the first line that mentions an error, else the last non-empty line
+    (compilers and test runners end with their verdict)."""
+    last = ""
+    for raw in output.splitlines():
+        line = raw.strip()
+        if not line or _HEADER.match(line.lower()):
+            continue
+        if _MENTIONS_ERROR.search(line):
+            return line
+        last = line
+    return last
+
+
+def bytes_window_may_fail(window: bytes, *, nested: bool = False) -> bool:
+    """Bytes pre-test for ``error_line`` / ``header_exit_code``. ``window`` starts where the
+    output text starts (inside its JSON string) and is ``WINDOW_BYTES`` long.
+
+    It looks at the same line ``error_line`` looks at — the first non-empty, non-header line,
+    split at escaped newlines — and, where the escapes make that line uncertain, at the whole
+    window: it may say yes wrongly, never no wrongly. ``nested``: the text is a JSON string
+    inside a JSON string (Codex's ``{"output": …}`` form), so a newline is ``\\\\n`` there.
+    """
+    low = _string_head(window).lower()
+    if _nonzero_after(low, b"exit code:") or _nonzero_after(low, b"exited with code"):
+        return True
+    pos, want = 0, 1 if nested else 0
+    while pos < len(low):
+        nl = low.find(b"\\n", pos)
+        line = low[pos : nl if nl >= 0 else len(low)]
+        if (nl >= 0 and len(line) - len(line.rstrip(b"\\")) != want) or _odd_escape(line):
+            # an escaped backslash before "n" (not a newline), or \r, \u2028, …, where
+            # splitlines() may cut elsewhere: the whole window decides
+            return _has_marker(low, _BYTE_MARKERS)
+        text = line.replace(b"\\t", b" ").strip(b" \\")
+        if _FIRST_LINE_FAILS.search(text):
+            return True
+        if _ALNUM.search(text) and not text.startswith(_BYTE_HEADERS):
+            return False  # the first real line, and it is not an error line
+        if nl < 0:
+            return True  # the text ends before a real line: unsure
+        pos = nl + 2
+    return True
+
+
+def _string_head(window: bytes) -> bytes:
+    """The window up to the end of the JSON string it starts in (its first unescaped quote)."""
+    q = window.find(b'"')
+    while q > 0 and window[q - 1] == 92:  # a backslash: escaped, unless itself escaped
+        k = q - 1
+        while k > 0 and window[k - 1] == 92:
+            k -= 1
+        if (q - k) % 2 == 0:
+            break
+        q = window.find(b'"', q + 1)
+    return window if q < 0 else window[:q]
+
+
+def _odd_escape(line: bytes) -> bool:
+    """Line breaks for ``str.splitlines`` other than ``\\n``: ``\\r``, ``\\f``, ``\\u…``
+    (\\u000b, \\u2028, …) and raw U+0085 / U+2028 / U+2029."""
+    if b"\\" in line and (b"\\r" in line or b"\\u" in line or b"\\f" in line):
+        return True
+    return b"\xc2\x85" in line or b"\xe2\x80\xa8" in line or b"\xe2\x80\xa9" in line
+
+
+def _has_marker(low: bytes, markers: tuple[bytes, ...]) -> bool:
+    for m in markers:
+        if m in low:
+            return True
+    return False
+
+
+def _nonzero_after(low: bytes, marker: bytes) -> bool:
+    i = low.find(marker)
+    while i >= 0:
+        j = i + len(marker)
+        while j < len(low) and low[j : j + 1] == b" ":
+            j += 1
+        digits = low[j : j + 2]
+        if not (digits[:1] == b"0" and not digits[1:2].isdigit()):
+            return True
+        i = low.find(marker, j)
+    return False
+
+
+def trace(tool: str | None, output: str, max_chars: int) -> str:
+    """``[tool exec failed: <tool>: <first error line>]``, at most about ``max_chars`` long
+    (cut at whitespace by ``clip``, never mid-token, so redaction still sees whole tokens)."""
+    detail = first_error_line(output) or "(no output)"
+    name = (tool or "tool").strip()[:80] or "tool"
+    text, _ = clip(f"[tool exec failed: {name}: {detail}]", max_chars)
+    return text

@@ -1,0 +1,85 @@
+"""``distill init``: start from now.
+
+Every transcript that exists now is marked read up to its last complete line; only what is
+appended later is distilled. Files that appear later are new sessions and are read from byte 0.
+A line still being written at ``init`` time is read once it is complete (it ends after "now").
+"""
+
+from __future__ import annotations
+
+import os
+
+from pydantic import BaseModel
+
+from .batch import state_lock
+from .config import Settings
+from .cursor import HEAD_BYTES, Cursor, file_key, head_hash, new_entry
+from .discover import discover
+from .errors import DistillError
+
+BACK_BLOCK = 1 << 16
+
+
+class InitResult(BaseModel):
+    action: str = "init"
+    cursorPath: str
+    trackedFiles: int
+    markedFiles: int
+    markedBytes: int
+
+    def human(self) -> str:
+        return (f"init: {self.markedFiles} files marked read to their end ({self.markedBytes} bytes skipped); "
+                f"{self.trackedFiles} files tracked in {self.cursorPath}")
+
+
+def last_line_end(fd: int, size: int, max_line: int) -> tuple[int, bool]:
+    """Offset just past the last newline, searching back at most ``max_line`` bytes.
+
+    Returns ``(offset, inside_long_line)``: if no newline is found within ``max_line`` bytes,
+    the file ends inside an over-long line, which is to be skipped up to its newline.
+    """
+    pos = size
+    while pos > 0 and size - pos <= max_line:
+        n = min(BACK_BLOCK, pos)
+        block = os.pread(fd, n, pos - n)
+        i = block.rfind(b"\n")
+        if i >= 0:
+            return pos - n + i + 1, False
+        pos -= n
+    return (0, False) if pos == 0 else (size, True)
+
+
+def init_cursor(settings: Settings) -> InitResult:
+    with state_lock(settings):
+        cursor = Cursor.load(settings.cursor_path)
+        pending = sorted(cursor.pending_batch_ids())
+        if pending:
+            raise DistillError(
+                f"{len(pending)} batch(es) are pending ({', '.join(pending)}); commit or abort them "
+                "(`distill commit|abort --batch-file F`) before `distill init`"
+            )
+        marked = nbytes = 0
+        for sf in discover(settings):
+            try:
+                fd = os.open(sf.path, os.O_RDONLY)
+            except OSError:
+                continue
+            try:
+                st = os.fstat(fd)
+                key = file_key(st)
+                offset, skip = last_line_end(fd, st.st_size, settings.max_line_bytes)
+                entry = cursor.files.get(key) or new_entry(sf.path, sf.agent, None if sf.format == "auto" else sf.format)
+                head_len = min(HEAD_BYTES, offset)
+                nbytes += max(0, offset - entry["offset"]) if key in cursor.files else offset
+                entry.update(path=sf.path, agent=sf.agent, offset=offset, skip=skip, pending={},
+                             head=head_hash(fd, head_len), headLen=head_len, size=st.st_size,
+                             mtime=st.st_mtime_ns)
+                entry.pop("rewritten", None)
+                entry.pop("archived", None)
+                cursor.files[key] = entry
+                marked += 1
+            finally:
+                os.close(fd)
+        cursor.save()
+    return InitResult(cursorPath=str(cursor.path), trackedFiles=len(cursor.files), markedFiles=marked,
+                      markedBytes=nbytes)

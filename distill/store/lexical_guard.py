@@ -1,0 +1,358 @@
+"""The lexical guard: do two memories that embed close together state the same fact?
+
+A text is read into a ``Profile``: its entities (code-shaped tokens, identifiers, paths,
+versions, CamelCase and ALL-CAPS names, proper nouns, and any Latin-script word inside
+Chinese text), its numbers with their units, its negation and contrast markers, its polar
+words (always/never, enable/disable, before/after, in English and Chinese), and its
+content words. Two profiles *conflict* when one side names an entity, number, unit or
+polarity that the other contradicts or lacks. Translations survive because Chinese
+memories keep tool names, paths and numbers in Latin script ("使用 uv 而不是 pip").
+
+Between two English texts, a lower-case tool name ("uv", "poetry") looks like any other
+word, so two more checks catch a swapped slot: the texts are one template with one short
+span filled differently ("use [uv] instead of pip" / "use [poetry] instead of pip"), or
+their contrasts reject different things ("ruff, not black" / "black, not ruff").
+
+A negation difference is forgiven when either side states a contrast ("don't use pip; use
+uv" / "use uv instead of pip"). Everything here is deliberately conservative: a missed
+duplicate costs a second row, a false one loses a memory. ``tests/data/dedup_pairs.jsonl``
+measures both.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from functools import lru_cache
+
+from ..config import DedupThresholds
+
+_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+_TOKEN = re.compile(r"[~./\-]*[A-Za-z0-9][A-Za-z0-9_.+#/\-:=']*")
+_LABEL = re.compile(
+    r"(?i)\b(?:pitfall|decision|preference|fact|cause|fix|rule|note|lesson|context|reason)\s*:"
+    r"|(?:坑|决定|偏好|事实|原因|解决|规则|备注|教训|结论)\s*:"
+)
+_SENTENCE_END = set(".!?;:。！？；：\n(（")
+
+_UNITS = {
+    "ms": "ms", "millisecond": "ms", "milliseconds": "ms", "毫秒": "ms",
+    "s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s", "秒": "s", "秒钟": "s",
+    "min": "min", "mins": "min", "minute": "min", "minutes": "min", "分钟": "min",
+    "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h", "小时": "h",
+    "d": "d", "day": "d", "days": "d", "天": "d", "日": "d",
+    "week": "w", "weeks": "w", "周": "w",
+    "b": "b", "byte": "b", "bytes": "b", "字节": "b",
+    "kb": "kb", "kib": "kb", "mb": "mb", "mib": "mb", "gb": "gb", "gib": "gb", "tb": "tb", "tib": "tb",
+    "%": "%", "percent": "%",
+}
+_NUMBER = re.compile(
+    r"(?<![A-Za-z0-9_.])(\d+(?:[.:]\d+)*)\s?(%|[A-Za-z]+\b|毫秒|秒钟|秒|分钟|小时|天|日|周|字节)?"
+)
+
+# Acronyms so common in this project's memories that they name no particular thing.
+_COMMON_CAPS = frozenset(
+    "api apis ci cd cli llm llms http https url urls json yaml toml sql id ids ui ux os cpu gpu "
+    "ram io tcp udp ip dns ssh ssl tls utc pr prs vpn env db i".split()
+)
+
+_STOP = frozenset(
+    """a an the and or but if then so as of to in on at by for with from into onto over under
+    about via per than that this these those it its it's they them their there here is are was
+    were be been being am do does did done has have had having will would shall should can
+    could may might must need needs needed also only just still even every each all any some
+    more most much many very too again always never not no nor don't doesn't didn't isn't
+    aren't wasn't weren't won't can't cannot couldn't shouldn't mustn't hasn't haven't without
+    instead rather which who whom whose what when where why how while because since until
+    before after first one use used uses using via be whether user users want wants wanted
+    prefer prefers preferred like likes keep kept make makes made get gets got let lets set
+    pitfall decision preference fact cause fix rule note lesson""".split()
+)
+
+# Chinese bigrams every preference or rule contains ("用户希望…"): shared wording that says nothing
+_ZH_FUNCTION = frozenset("的了在是把被和与及或都也就再先会要用将对从")
+_ZH_BOILERPLATE = frozenset("用户 户希 希望 户喜 喜欢 需要 应该 使用 可以 一个 这个 进行 总是 一定 要求 时候".split())
+
+_NEGATION_EN = re.compile(
+    r"\b(?:never|no|none|nothing|nobody|neither|nor|without|cannot|\w+n't|not|zero|dislikes?|avoid|avoids|refuses?)\b",
+    re.IGNORECASE,
+)
+_CONTRAST_EN = re.compile(r"\binstead\b|\brather than\b|\bin place of\b|,\s*not\b|\bover\b(?=\s+\w)", re.IGNORECASE)
+_NOT_AFTER_COMMA = re.compile(r",\s*not\b", re.IGNORECASE)
+_NEGATION_ZH = re.compile(r"不|没|别|勿|禁止|无法|未|避免|零")
+_NOT_NEGATION_ZH = re.compile(r"而不是|而非|不同|不过|不断|不仅|不少|不久|不错|[,，]\s*不(?:用|要|是)?")
+_CONTRAST_ZH = re.compile(r"而不是|而非|代替|替代|取代|改用|[,，]\s*不")
+# what a contrast rejects: "uv, not pip", "uv instead of pip", "uv 而不是 pip" → pip
+_REJECTS = re.compile(r",\s*not\b|\binstead of\b|\brather than\b|\bin place of\b|而不是|而非|[,，]\s*不要?用", re.IGNORECASE)
+_REJECTED_WORD = re.compile(f"[~./\\-]*[A-Za-z0-9][A-Za-z0-9_.+#/\\-:=]*|[{_CJK},.;!?。；！？]")
+_SURFACE = re.compile(f"[A-Za-z0-9][A-Za-z0-9_.+#/\\-:=']*|[{_CJK}]")
+
+# polar concepts: (positive words, negative words), English stems and Chinese words
+_POLAR: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    name: (frozenset(pos.split()), frozenset(neg.split()))
+    for name, pos, neg in [
+        ("frequency", "always 总是 始终 一直", "never 从不 从来不 永远不"),
+        ("enabled", "enable enabled enables 启用 开启 打开", "disable disabled disables 禁用 关闭 停用"),
+        ("order", "before 之前 以前", "after 之后 以后"),
+        ("required", "required mandatory 必填 必需 必须", "optional 可选 选填"),
+        ("amount", "increase increases increased raise 增加 提高 调高", "decrease decreases decreased lower reduce 减少 降低 调低"),
+        ("sync", "synchronous sync 同步", "asynchronous async 异步"),
+        ("access", "allow allows allowed permit 允许", "block blocks blocked deny denied forbid forbidden 禁止"),
+        ("verdict", "accept accepts accepted 接受", "reject rejects rejected 拒绝"),
+        ("shared", "shared public 共享 公开", "private 私有"),
+        ("verbosity", "verbose 详细", "quiet silent 安静 静默"),
+        ("size", "larger bigger more above 更大 以上", "smaller less fewer below 更小 以下"),
+        ("size2", "large big", "small"),
+        ("outcome", "succeed succeeds success works 成功", "fail fails failure 失败"),
+        ("scope", "include includes included 包含", "exclude excludes excluded 排除"),
+        ("truth", "true", "false"),
+        ("extreme", "maximum 最大 最多", "minimum 最小 最少"),
+        ("location", "local 本地", "remote 远程"),
+        ("upgrade", "upgrade 升级", "downgrade 降级"),
+    ]
+}
+
+
+@dataclass
+class Profile:
+    """What the guard compares; built once per text by ``profile`` (cached: do not mutate)."""
+
+    cjk_dominant: bool
+    words: set[str] = field(default_factory=set)  # every Latin-script token, folded
+    entities: set[str] = field(default_factory=set)  # script-independent: code, CamelCase, Latin in Chinese
+    names: set[str] = field(default_factory=set)  # capitalised and ALL-CAPS words (may be translated)
+    numbers: set[str] = field(default_factory=set)
+    units: dict[str, set[str]] = field(default_factory=dict)
+    content: set[str] = field(default_factory=set)  # other Latin-script words, stemmed, no stop words
+    bigrams: set[str] = field(default_factory=set)  # Chinese character bigrams
+    surface: list[str] = field(default_factory=list)  # every word and Chinese character, in order
+    rejected: set[str] = field(default_factory=set)  # what a contrast rules out
+    negated: bool = False
+    contrast: bool = False
+    polar: dict[str, set[int]] = field(default_factory=dict)
+
+
+def fold(word: str) -> str:
+    """Lower-case, drop possessives and plurals, so 'wheels' meets 'wheel'."""
+    w = word.lower()
+    if w.endswith("'s"):
+        w = w[:-2]
+    if w in _STOP:
+        return w
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
+    return w
+
+
+def stem(word: str) -> str:
+    """A crude English stem for comparing content words: 'edited', 'editing' → 'edit'."""
+    w = fold(word)
+    for suffix in ("ing", "ed", "ly", "es", "e"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[: -len(suffix)]
+            break
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+        w = w[:-1]  # 'committ' → 'commit'
+    return w
+
+
+@lru_cache(maxsize=4096)
+def profile(body: str) -> Profile:
+    """Read a memory body (no keywords line) into the parts the guard compares."""
+    text = _LABEL.sub(". ", body)
+    cjk_chars = sum(len(run) for run in _CJK_RUN.findall(text))
+    latin_chars = sum(ch.isascii() and ch.isalpha() for ch in text)
+    p = Profile(cjk_dominant=cjk_chars >= 4 and 3 * cjk_chars >= latin_chars)
+    _read_numbers(text, p)
+    for m in _TOKEN.finditer(text):
+        _read_token(text, m.start(), m.group(0).rstrip(".:-'="), p)
+    for run in _CJK_RUN.findall(text):
+        p.bigrams.update(run[i : i + 2] for i in range(max(1, len(run) - 1)))
+    p.bigrams -= _ZH_BOILERPLATE
+    p.surface = [fold(t.rstrip(".:-'=")) for t in _SURFACE.findall(text)]
+    p.rejected = {w for m in _REJECTS.finditer(text) for w in _rejected_words(text, m.end())}
+    _read_polarity(text, p)
+    return p
+
+
+def _rejected_words(text: str, start: int) -> set[str]:
+    """The Latin content words right after a contrast marker, up to the end of the phrase:
+    "uv, not the old pip" → {old, pip}; nothing when Chinese follows."""
+    words: set[str] = set()
+    for m in _REJECTED_WORD.finditer(text, start):
+        word = m.group(0).rstrip(".:-'=")
+        if not word or not word[0].isascii() or not word[0].isalnum() or len(words) == 3:
+            break
+        if word.lower() not in _STOP:
+            words.add(fold(word))
+    return words
+
+
+def _read_numbers(text: str, p: Profile) -> None:
+    for m in _NUMBER.finditer(text):
+        value = _canonical_number(m.group(1))
+        p.numbers.add(value)
+        unit = _UNITS.get((m.group(2) or "").lower())
+        if unit:
+            p.units.setdefault(value, set()).add(unit)
+
+
+def _canonical_number(raw: str) -> str:
+    """'02:00' and '2:00' are one time; '3.10' and '3.1' stay two versions."""
+    head, rest = re.match(r"(\d+)(.*)", raw).groups()
+    return (head.lstrip("0") or "0") + rest
+
+
+def _read_token(text: str, start: int, tok: str, p: Profile) -> None:
+    if not tok or not any(ch.isalnum() for ch in tok):
+        return
+    folded = fold(tok)
+    p.words.add(folded)
+    lower = tok.lower()
+    if re.fullmatch(r"[\d.:]+", tok) or lower in _UNITS:
+        return  # numbers and their units are compared in ``numbers``
+    if re.fullmatch(r"\d+(?:\.\d+)?[A-Za-z%]+", tok) and tok.lstrip("0123456789.").lower() in _UNITS:
+        return  # "30s", "512MB"
+    if re.fullmatch(r"[a-z]+(?:-[a-z]+)+", tok):  # "full-text", "on-call": a compound word
+        p.content.add(stem(tok))
+        return
+    camel = any(ch.isupper() for ch in tok[1:]) and any(ch.islower() for ch in tok)
+    if _code_shaped(tok) or camel or (p.cjk_dominant and lower not in _STOP and lower not in _COMMON_CAPS):
+        p.entities.add(folded)
+    elif lower in _COMMON_CAPS or lower in _STOP:
+        return
+    elif tok.isupper() and len(tok) > 1 or tok[0].isupper() and not _sentence_initial(text, start):
+        p.names.add(folded)
+    elif len(lower) > 1:
+        p.content.add(stem(tok))
+
+
+def _code_shaped(tok: str) -> bool:
+    return (
+        any(ch.isdigit() for ch in tok)
+        or re.search(r"[A-Za-z0-9][._/\-:=+#][A-Za-z0-9]", tok) is not None
+        or tok[0] in "~./-"
+        or tok.endswith("/")
+    )
+
+
+def _sentence_initial(text: str, start: int) -> bool:
+    i = start - 1
+    while i >= 0 and text[i] in " \t\"'`*-":
+        i -= 1
+    return i < 0 or text[i] in _SENTENCE_END
+
+
+def _read_polarity(text: str, p: Profile) -> None:
+    contrast_nots = {m.end() for m in _NOT_AFTER_COMMA.finditer(text)}  # "uv, not pip"
+    negations = [m for m in _NEGATION_EN.finditer(text) if m.end() not in contrast_nots]
+    zh = _NOT_NEGATION_ZH.sub(" ", text)
+    p.negated = bool(negations) or bool(_NEGATION_ZH.search(zh))
+    p.contrast = bool(_CONTRAST_EN.search(text) or _CONTRAST_ZH.search(text))
+    words = {w.lower() for w in re.findall(r"[A-Za-z]+", text)}
+    words |= {fold(w) for w in words}
+    for name, (pos, neg) in _POLAR.items():
+        signs = {
+            sign
+            for sign, vocab in ((1, pos), (-1, neg))
+            for term in vocab
+            if ((term in words) if term.isascii() else (term in text))
+        }
+        if signs:
+            p.polar[name] = signs
+
+
+def conflicts(a: Profile, b: Profile) -> list[str]:
+    """Why ``a`` and ``b`` cannot be the same memory (empty when nothing contradicts)."""
+    why: list[str] = []
+    if a.numbers != b.numbers:
+        why.append(f"numbers {sorted(a.numbers ^ b.numbers)}")
+    for value in a.numbers & b.numbers:
+        ua, ub = a.units.get(value), b.units.get(value)
+        if ua and ub and not ua & ub:
+            why.append(f"units of {value}: {sorted(ua)} vs {sorted(ub)}")
+    only_a = {e for e in a.entities if e not in b.words}
+    only_b = {e for e in b.entities if e not in a.words}
+    if a.cjk_dominant and b.cjk_dominant:
+        # between two Chinese texts a plain English word may be translated ("push" / "推送"):
+        # only code-shaped entities must be on both sides, plain words only conflict as a swap
+        strict_a, strict_b = {e for e in only_a if _code_shaped(e)}, {e for e in only_b if _code_shaped(e)}
+        if strict_a or strict_b or (only_a and only_b):
+            why.append(f"entities {sorted(only_a)} vs {sorted(only_b)}")
+    elif only_a or only_b:
+        why.append(f"entities {sorted(only_a)} vs {sorted(only_b)}")
+    if a.cjk_dominant == b.cjk_dominant:  # a name may be translated; within one language, a swap is a conflict
+        na = {n for n in a.names if n not in b.words}
+        nb = {n for n in b.names if n not in a.words}
+        if na and nb:
+            why.append(f"names {sorted(na)} vs {sorted(nb)}")
+        swap = _single_swap(a.surface, b.surface)
+        if swap:
+            why.append(f"swapped {swap}")
+    if a.rejected and b.rejected and not a.rejected & b.rejected:
+        why.append(f"rejects {sorted(a.rejected)} vs {sorted(b.rejected)}")
+    if a.negated != b.negated and not (a.contrast or b.contrast):
+        why.append("negation")
+    for name in a.polar.keys() & b.polar.keys():
+        sa, sb = a.polar[name], b.polar[name]
+        if sa != sb and len(sa) == len(sb) == 1:
+            why.append(f"polar {name}")
+    return why
+
+
+def _single_swap(a: list[str], b: list[str]) -> str | None:
+    """The two texts are one template with one slot filled differently ("use [uv] instead
+    of pip" / "use [poetry] instead of pip", "都写[类型注解]" / "都写[文档字符串]"): that slot
+    is what the memory is about. A slot is at most 3 words or 6 Chinese characters."""
+    ops = [op for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if len(ops) != 1 or ops[0][0] != "replace":
+        return None
+    _, i1, i2, j1, j2 = ops[0]
+    old, new = a[i1:i2], b[j1:j2]
+    if _span_words(old) > 3 or _span_words(new) > 3 or _span_words(a) - _span_words(old) < 2:
+        return None
+    if all(w in _STOP or w in _ZH_FUNCTION for w in old + new):
+        return None  # "instead of" / "rather than", "的" / "了"
+    return f"{' '.join(old)} → {' '.join(new)}"
+
+
+def _span_words(tokens: list[str]) -> float:
+    return sum(0.5 if _CJK_RUN.fullmatch(t) else 1.0 for t in tokens)
+
+
+def lexical_similarity(a: Profile, b: Profile) -> float:
+    """Share of wording in common, 0–1, as a share of the smaller side's terms.
+
+    Within one language the terms are entities, names, numbers, stemmed content words and
+    Chinese bigrams. Across languages (English memory, Chinese memory) only the
+    script-independent terms can meet — entities and numbers — and 1.0 means the Chinese
+    side names nothing the English side lacks (or neither names anything).
+    """
+    if a.cjk_dominant != b.cjk_dominant:
+        zh, en = (a, b) if a.cjk_dominant else (b, a)
+        terms = zh.entities | zh.numbers
+        if not terms:
+            return 1.0
+        return len({t for t in terms if t in en.words or t in en.numbers}) / len(terms)
+    ta, tb = _terms(a), _terms(b)
+    if not ta or not tb:
+        return 0.0
+    return len(ta & tb) / min(len(ta), len(tb))
+
+
+def _terms(p: Profile) -> set[str]:
+    return p.entities | p.names | p.numbers | p.content | p.bigrams
+
+
+def agrees(a: Profile, b: Profile, cosine: float, thresholds: DedupThresholds) -> bool:
+    """The whole verdict: the cosine for this language pairing, no conflict, enough shared
+    wording (a translation shares only its entities and numbers, checked by ``conflicts``)."""
+    cross = a.cjk_dominant != b.cjk_dominant
+    floor = thresholds.cosine_cross if cross and thresholds.cosine_cross is not None else thresholds.cosine
+    if cosine < floor or conflicts(a, b):
+        return False
+    return cross or lexical_similarity(a, b) >= thresholds.lexical

@@ -1,0 +1,415 @@
+"""MemoryStore: the one way into and out of the shared memories table.
+
+Writes embed outside the lock, then, under ``FileLock(settings.store_lock_path)``, refresh
+the dedup copy, decide every draft (exact hash within the scope, then exact-cosine nearest
+rows of the scope through the lexical guard, including drafts earlier in the same call)
+and commit once: a plain append, or one ``merge_insert`` when duplicates also update their
+rows' provenance. Check-then-insert is therefore atomic across every process that writes
+through this class (daemon, cron, backfill, CLI).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import Counter
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from ..errors import SchemaMismatch
+from ..lock import FileLock
+from . import provenance as prov
+from . import table as tbl
+from .dedup import content_hash, is_near_duplicate
+from .dedup_index import DedupIndex
+from .embedders import Embedder, known_dim, make_embedder
+from .models import (
+    CATEGORIES,
+    AddOutcome,
+    ImportReport,
+    MemoryDraft,
+    MemoryHit,
+    MemoryRow,
+    ReembedReport,
+    StoreStats,
+)
+from .scrub import scrub_draft
+from .search import ROW_COLUMNS, fts_search, rrf, to_hit, vector_search, where_clause
+
+if TYPE_CHECKING:
+    from ..config import Settings
+
+NEAR_CANDIDATES = 5
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class MemoryStore:
+    def __init__(self, settings: "Settings", db, table, embedder: Embedder | None = None):
+        self.settings = settings
+        self.db = db
+        self.table = table
+        self._embedder = embedder
+        self.dim = tbl.vector_dim(table.schema)
+        self.index = DedupIndex(self.dim)
+        self.redacted: Counter = Counter()  # secrets removed from drafts, by kind
+
+    # ---------------------------------------------------------------- opening
+    @classmethod
+    def open(cls, settings: "Settings", *, embedder: Embedder | None = None,
+             check_embedder: bool = True) -> "MemoryStore":
+        """Open (or create) ``settings.db``/``settings.table`` as it is; refuse a vector-size mismatch.
+
+        ``check_embedder=False`` is for commands that never embed (list, stats, export, forget):
+        they work on a table whatever embedder is configured.
+        """
+        db = tbl.connect(settings.db)
+        table = tbl.open_table(db, settings.table)
+        if table is None:
+            emb = embedder or make_embedder(settings)
+            with cls._lock(settings):
+                table = tbl.open_table(db, settings.table) or tbl.create_table(db, settings.table, emb.dim)
+                tbl.ensure_fts(table)
+            embedder = emb
+        tbl.check_columns(table.schema, settings.table)
+        store = cls(settings, db, table, embedder)
+        dim = embedder.dim if embedder is not None else known_dim(settings)
+        if check_embedder and dim is not None and dim != store.dim:
+            raise tbl.dim_mismatch(settings.table, store.dim, store.embedder_name(), dim)
+        if tbl.fts_tokenizer(table) not in tbl.CJK_TOKENIZERS:
+            with cls._lock(settings):
+                tbl.ensure_fts(table)
+        return store
+
+    @staticmethod
+    def _lock(settings: "Settings") -> FileLock:
+        return FileLock(settings.store_lock_path, purpose="writing to the memory store").acquire(
+            timeout=settings.store_lock_timeout)
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = make_embedder(self.settings)
+        return self._embedder
+
+    def embedder_name(self) -> str:
+        if self._embedder is not None:
+            return self._embedder.name
+        s = self.settings
+        return "local:multilingual-e5-small" if s.embedder == "local" else f"{s.embedder}:{s.embed_model}"
+
+    def _passages(self, texts: list[str]) -> np.ndarray:
+        vecs = self.embedder.passages(texts)
+        if vecs.shape[1] != self.dim:
+            raise tbl.dim_mismatch(self.settings.table, self.dim, self.embedder.name, vecs.shape[1])
+        return vecs
+
+    # ---------------------------------------------------------------- writing
+    def add(self, drafts: list[MemoryDraft]) -> list[AddOutcome]:
+        """Store what is new, record provenance on what is not; one commit per call."""
+        drafts = [d if isinstance(d, MemoryDraft) else MemoryDraft.model_validate(d) for d in drafts]
+        return self._add(drafts)
+
+    def _add(self, drafts: list[MemoryDraft], *, ids: list[str | None] | None = None,
+             timestamps: list[int | None] | None = None, dry_run: bool = False) -> list[AddOutcome]:
+        if not drafts:
+            return []
+        drafts = [scrub_draft(d, self.redacted) for d in drafts]
+        vecs = self._passages([d.text for d in drafts])
+        with self._lock(self.settings):
+            self.index.refresh(self.table)
+            return self._decide_and_write(drafts, vecs, ids or [None] * len(drafts),
+                                          timestamps or [None] * len(drafts), dry_run)
+
+    def _decide_and_write(self, drafts, vecs, ids, timestamps, dry_run) -> list[AddOutcome]:
+        thresholds = _thresholds(self.settings)
+        hashes = [content_hash(d.text) for d in drafts]
+        candidates = self._existing_candidates(drafts, vecs)
+        now = now_ms()
+        outcomes: list[AddOutcome] = []
+        new_rows: list[dict[str, Any]] = []
+        targets: list[tuple[str, int]] = []  # (existing row id, draft index)
+        batch: dict[str, list[int]] = {}  # scope -> indices of drafts added by this call
+        row_ids: dict[int, str] = {}
+        intra = vecs @ vecs.T
+        batch_md: dict[str, dict[str, Any]] = {}
+        for i, d in enumerate(drafts):
+            sidx = self.index.scope(d.scope)
+            target, reason = None, None
+            if ids[i] and (ids[i] in self.index.scope_of or ids[i] in batch_md):
+                target, reason = ids[i], "id"
+            elif hashes[i] in sidx.by_hash:
+                target, reason = sidx.by_hash[hashes[i]], "exact"
+            else:
+                pool = candidates[i] + _batch_candidates(batch.get(d.scope, []), intra[i], row_ids, drafts)
+                for c in sorted(pool, key=lambda c: -c.cosine)[:NEAR_CANDIDATES]:
+                    if is_near_duplicate(d.text, c.text, c.cosine, thresholds):
+                        target, reason = c.id, f"near:{c.cosine:.3f}"
+                        break
+            if target is not None:
+                outcomes.append(AddOutcome(status="duplicate", id=target, reason=reason))
+                if target in batch_md:
+                    merged = prov.with_duplicate(batch_md[target], d.metadata, hashes[i], now)
+                    batch_md[target] = merged or batch_md[target]
+                else:
+                    targets.append((target, i))
+                continue
+            row_id = ids[i] or str(uuid.uuid4())
+            batch_md[row_id] = prov.for_new_row(d.metadata, hashes[i], self.embedder.name, now)
+            batch.setdefault(d.scope, []).append(i)
+            row_ids[i] = row_id
+            new_rows.append({"id": row_id, "text": d.text, "vector": vecs[i], "category": d.category,
+                             "scope": d.scope, "importance": d.importance,
+                             "timestamp": timestamps[i] if timestamps[i] else now})
+            self.index.put(row_id, d.scope, d.text, vecs[i], hashes[i])
+            outcomes.append(AddOutcome(status="added", id=row_id))
+        if dry_run:
+            for r in new_rows:
+                self.index.drop(r["id"])
+            return outcomes
+        updates = self._duplicate_updates(targets, drafts, hashes, now)
+        for r in new_rows:
+            r["metadata"] = prov.dump(batch_md[r["id"]])
+        try:
+            self._write(new_rows, updates)
+        except BaseException:
+            for r in new_rows:
+                self.index.drop(r["id"])
+            self.index.version = None
+            raise
+        return outcomes
+
+    def _existing_candidates(self, drafts, vecs) -> list[list]:
+        """Nearest stored rows per draft, one matrix product per scope."""
+        out: list[list] = [[] for _ in drafts]
+        by_scope: dict[str, list[int]] = {}
+        for i, d in enumerate(drafts):
+            by_scope.setdefault(d.scope, []).append(i)
+        for scope, idx in by_scope.items():
+            for i, cands in zip(idx, self.index.scope(scope).nearest(vecs[idx], NEAR_CANDIDATES)):
+                out[i] = cands
+        return out
+
+    def _duplicate_updates(self, targets, drafts, hashes, now) -> dict[str, dict[str, Any]]:
+        if not targets:
+            return {}
+        current = {r["id"]: prov.parse(r.get("metadata")) for r in self._rows_by_id(
+            sorted({t for t, _ in targets}), ["id", "metadata"])}
+        updates: dict[str, dict[str, Any]] = {}
+        for target, i in targets:
+            base = updates.get(target, current.get(target))
+            if base is None:
+                continue  # the row vanished under us (deleted by a writer outside the lock)
+            merged = prov.with_duplicate(base, drafts[i].metadata, hashes[i], now)
+            if merged is not None:
+                updates[target] = merged
+        return updates
+
+    def _rows_by_id(self, ids: list[str], columns: list[str] | None = None) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            quoted = ", ".join("'" + i.replace("'", "''") + "'" for i in chunk)
+            q = self.table.search().where(f"id IN ({quoted})").limit(len(chunk) * 4 + 10)
+            if columns:
+                q = q.select(columns)
+            out.extend(q.to_list())
+        return out
+
+    def _write(self, new_rows: list[dict[str, Any]], updates: dict[str, dict[str, Any]]) -> None:
+        if not new_rows and not updates:
+            return
+        before = self.index.version
+        schema = self.table.schema
+        if updates:
+            rows = self._rows_by_id(sorted(updates))
+            for r in rows:
+                r["metadata"] = prov.dump(updates[r["id"]])
+            data = tbl.rows_to_arrow(rows + new_rows, schema)
+            result = (self.table.merge_insert("id").when_matched_update_all()
+                      .when_not_matched_insert_all().execute(data))
+        else:
+            result = self.table.add(tbl.rows_to_arrow(new_rows, schema))
+        self.index.mark_written(before, int(result.version))
+        self._maybe_compact()
+
+    def _maybe_compact(self) -> None:
+        """Small appends pile up as small fragments; fold them in once there are many."""
+        stats = self.table.stats()
+        small = (stats.get("fragment_stats") or {}).get("num_small_fragments", 0)
+        if small >= self.settings.store_compact_small_fragments:
+            self._optimize()
+
+    # ---------------------------------------------------------------- reading
+    def search(self, query: str, *, mode: Literal["vector", "fts", "hybrid"] = "hybrid",
+               scope: str | None = None, category: str | None = None, limit: int = 10) -> list[MemoryHit]:
+        where = where_clause(scope, category)
+        limit = max(1, int(limit))
+        if mode == "fts":
+            return fts_search(self.table, query, where, limit)
+        qvec = self.embedder.query(query)
+        if len(qvec) != self.dim:
+            raise tbl.dim_mismatch(self.settings.table, self.dim, self.embedder.name, len(qvec))
+        if mode == "vector":
+            return vector_search(self.table, qvec, where, limit)
+        depth = max(limit * 3, 20)
+        return rrf([vector_search(self.table, qvec, where, depth), fts_search(self.table, query, where, depth)],
+                   limit)
+
+    def list(self, *, scope: str | None = None, category: str | None = None, since_ms: int | None = None,
+             limit: int | None = 50) -> list[MemoryRow]:
+        """Newest first."""
+        ts_float = _ts_is_float(self.table.schema)
+        where = where_clause(scope, category, since_ms, ts_is_float=ts_float)
+        if limit is None:
+            q = self.table.search().select(ROW_COLUMNS)
+            rows = (q.where(where) if where else q).to_list()
+        else:  # find the newest ids on two small columns, then read only those rows
+            q = self.table.search().select(["id", "timestamp"])
+            keys = (q.where(where) if where else q).to_list()
+            keys.sort(key=lambda r: -tbl.as_ms(r.get("timestamp")))
+            rows = self._rows_by_id([k["id"] for k in keys[: max(0, int(limit))]], ROW_COLUMNS)
+        rows.sort(key=lambda r: (-tbl.as_ms(r.get("timestamp")), r["id"]))
+        return [_row(r) for r in rows]
+
+    def count(self) -> int:
+        return self.table.count_rows()
+
+    def stats(self) -> StoreStats:
+        data = self.table.search().select(["scope", "category"]).to_arrow()
+        by_scope: dict[str, int] = {}
+        by_cat: dict[str, int] = {}
+        for s, c in zip(data["scope"].to_pylist(), data["category"].to_pylist()):
+            by_scope[s or "global"] = by_scope.get(s or "global", 0) + 1
+            by_cat[c or "other"] = by_cat.get(c or "other", 0) + 1
+        return StoreStats(
+            db=str(self.settings.db), table=self.settings.table, total=data.num_rows, by_scope=by_scope,
+            by_category=by_cat, vector_dim=self.dim, embedder=self.embedder_name(),
+            size_bytes=_dir_size(Path(self.settings.db) / f"{self.settings.table}.lance"),
+            version=self.table.version,
+        )
+
+    # ---------------------------------------------------------------- forgetting
+    def forget(self, id_prefix: str) -> MemoryRow:
+        """Delete one memory by an id prefix of at least 8 characters; refuse an ambiguous one."""
+        prefix = id_prefix.strip().lower()
+        if len(prefix) < 8 or not all(c in "0123456789abcdef-" for c in prefix):
+            raise SchemaMismatch(f"{id_prefix!r} is not an id prefix: give at least 8 hex characters "
+                                 "of an id shown by `distill memories list`")
+        with self._lock(self.settings):
+            rows = self.table.search().where(f"id LIKE '{prefix}%'").select(ROW_COLUMNS).limit(50).to_list()
+            if not rows:
+                raise SchemaMismatch(f"no memory id starts with {prefix!r}")
+            if len({r['id'] for r in rows}) > 1:
+                shown = ", ".join(sorted({r["id"] for r in rows})[:5])
+                raise SchemaMismatch(f"{prefix!r} matches {len(rows)} memories ({shown}); give a longer prefix")
+            row = rows[0]
+            self.table.delete(f"id = '{row['id']}'")
+            self.index.drop(row["id"])
+        return _row(row)
+
+    # ---------------------------------------------------------------- interchange
+    def export(self, *, scope: str | None = None, category: str | None = None) -> dict[str, Any]:
+        from .interchange import export_document
+
+        return export_document(self.list(scope=scope, category=category, limit=None), scope, category)
+
+    def import_(self, data: dict[str, Any], *, scope: str | None = None, dry_run: bool = False) -> ImportReport:
+        from .interchange import parse_document
+
+        entries, report = parse_document(data, scope)
+        report.dry_run = dry_run
+        for start in range(0, len(entries), 256):
+            chunk = entries[start:start + 256]
+            outcomes = self._add([e.draft for e in chunk], ids=[e.id for e in chunk],
+                                 timestamps=[e.timestamp for e in chunk], dry_run=dry_run)
+            report.added += sum(o.status == "added" for o in outcomes)
+            report.duplicate += sum(o.status == "duplicate" for o in outcomes)
+        return report
+
+    # ---------------------------------------------------------------- housekeeping
+    def compact(self) -> None:
+        """Merge small fragments, update indexes, remove versions older than the grace period."""
+        with self._lock(self.settings):
+            self._optimize()
+
+    def _optimize(self) -> None:
+        grace = timedelta(minutes=max(self.settings.store_cleanup_grace_minutes, 1.0))
+        self.table.optimize(cleanup_older_than=grace)
+        if self.table.count_rows() >= self.settings.store_vector_index_min_rows and not _has_vector_index(self.table):
+            self.table.create_index(metric="cosine", vector_column_name="vector", index_type="IVF_HNSW_SQ")
+        self.index.version = None
+
+    def reembed(self, new_settings: "Settings", *, embedder: Embedder | None = None) -> ReembedReport:
+        from .reembed import rebuild
+
+        report = rebuild(self, new_settings, embedder or make_embedder(new_settings))
+        self.settings = new_settings
+        self._embedder = embedder
+        self.table = tbl.open_table(self.db, new_settings.table)
+        self.dim = tbl.vector_dim(self.table.schema)
+        self.index = DedupIndex(self.dim)
+        return report
+
+
+def _thresholds(settings: "Settings"):
+    try:
+        return settings.dedup_thresholds()
+    except ModuleNotFoundError as exc:  # calibration not written yet: the config defaults
+        if exc.name != "distill.store.calibration":
+            raise
+        from ..config import DedupThresholds
+
+        return settings.dedup.get(settings.embedder) or DedupThresholds()
+
+
+def _batch_candidates(earlier: list[int], sims: np.ndarray, row_ids: dict[int, str], drafts) -> list:
+    """The nearest drafts this same call already decided to add (same scope)."""
+    from .dedup_index import Candidate
+
+    if not earlier:
+        return []
+    idx = np.asarray(earlier)
+    best = idx[np.argsort(-sims[idx])[:NEAR_CANDIDATES]]
+    return [Candidate(row_ids[j], drafts[j].text, float(sims[j])) for j in best]
+
+
+def _row(r: dict[str, Any]) -> MemoryRow:
+    return MemoryRow(
+        id=r["id"], text=r.get("text") or "", category=r.get("category") or "other",
+        scope=r.get("scope") or "global", importance=float(r.get("importance") or 0.0),
+        timestamp=tbl.as_ms(r.get("timestamp")), metadata=prov.parse(r.get("metadata")),
+    )
+
+
+def _ts_is_float(schema) -> bool:
+    import pyarrow as pa
+
+    return "timestamp" in schema.names and pa.types.is_floating(schema.field("timestamp").type)
+
+
+def _has_vector_index(table) -> bool:
+    return any(list(i.columns) == ["vector"] for i in table.list_indices())
+
+
+def _dir_size(path: Path) -> int:
+    total = 0
+    for p in path.rglob("*"):
+        try:
+            if p.is_file():
+                total += p.stat().st_size
+        except OSError:
+            pass
+    return total
+
+
+def iso_now() -> str:
+    return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+__all__ = ["MemoryStore", "CATEGORIES", "to_hit"]

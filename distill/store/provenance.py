@@ -1,0 +1,80 @@
+"""Row metadata: what a new row records, and what a duplicate adds to the row it matches.
+
+A duplicate never changes the existing row's text or vector; it bumps ``seen_count`` and
+``last_seen`` and appends its source. A source is identified by a key over its provenance
+(agent, session, file, byte ranges, entry ids), so replaying the very same input finds its
+key already there and changes nothing: no write at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+MAX_SOURCES = 200
+
+
+def source_key(provenance: dict[str, Any] | None, chash: str) -> str:
+    """Stable key of where a memory came from; without provenance, of its content."""
+    basis = provenance if provenance else {"content_hash": chash}
+    raw = json.dumps(basis, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:16]
+
+
+def parse(raw: Any) -> dict[str, Any]:
+    """A row's metadata column as a dict; a plugin row's odd value is kept, not lost."""
+    if isinstance(raw, dict):
+        return dict(raw)
+    if raw in (None, ""):
+        return {}
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError):
+        return {"legacy_metadata": str(raw)}
+    return value if isinstance(value, dict) else {"legacy_metadata": value}
+
+
+def dump(metadata: dict[str, Any]) -> str:
+    return json.dumps(metadata, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _source_entry(key: str, provenance: dict[str, Any] | None, now_ms: int) -> dict[str, Any]:
+    entry = {"key": key, "seen_at": now_ms}
+    if provenance:
+        entry.update({k: v for k, v in provenance.items() if k not in entry})
+    return entry
+
+
+def for_new_row(draft_metadata: dict[str, Any], chash: str, embedder: str, now_ms: int) -> dict[str, Any]:
+    md = dict(draft_metadata)
+    provenance = md.get("provenance") if isinstance(md.get("provenance"), dict) else None
+    key = source_key(provenance, chash)
+    md.update(
+        content_hash=chash,
+        embedder=embedder,
+        seen_count=1,
+        first_seen=now_ms,
+        last_seen=now_ms,
+        sources=[_source_entry(key, provenance, now_ms)],
+    )
+    return md
+
+
+def with_duplicate(existing: dict[str, Any], draft_metadata: dict[str, Any], chash: str,
+                   now_ms: int) -> dict[str, Any] | None:
+    """The existing row's metadata after seeing this duplicate; ``None`` = already recorded."""
+    provenance = draft_metadata.get("provenance") if isinstance(draft_metadata.get("provenance"), dict) else None
+    key = source_key(provenance, chash)
+    sources = list(existing.get("sources") or [])
+    if any(isinstance(s, dict) and s.get("key") == key for s in sources):
+        return None
+    md = dict(existing)
+    if not sources:  # a row written elsewhere (plugin, MCP): count its own first sighting
+        md.setdefault("seen_count", 1)
+    md["seen_count"] = int(md.get("seen_count") or 1) + 1
+    md["last_seen"] = now_ms
+    md.setdefault("content_hash", chash)
+    sources.append(_source_entry(key, provenance, now_ms))
+    md["sources"] = sources[-MAX_SOURCES:]
+    return md

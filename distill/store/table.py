@@ -1,0 +1,159 @@
+"""The LanceDB table: open as it is (or create), check the vector size, build conforming rows.
+
+Tables made by memory-lancedb-pro (LanceDB's Node client infers ``importance`` and
+``timestamp`` as float64) and the Memory MCP server exist in the wild. We never alter an
+existing table's columns or types: rows are cast to whatever the table has. New tables get
+``timestamp`` int64 (Unix ms) and ``importance`` float64.
+
+Full-text search uses LanceDB's native FTS with the ICU tokenizer, which segments Chinese
+into words (the default "simple" tokenizer makes a whole run of Chinese characters one
+token, so a two-character word inside a sentence is never found). An existing FTS index on
+``text`` with a tokenizer that cannot split Chinese is rebuilt once with ICU.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import lancedb
+import pyarrow as pa
+
+from ..errors import SchemaMismatch
+
+COLUMNS = ("id", "text", "vector", "category", "scope", "importance", "timestamp", "metadata")
+CJK_TOKENIZERS = ("icu", "icu/split", "ngram")
+FTS_TOKENIZER = "icu"
+
+
+def new_schema(dim: int) -> pa.Schema:
+    return pa.schema([
+        pa.field("id", pa.utf8()),
+        pa.field("text", pa.utf8()),
+        pa.field("vector", pa.list_(pa.field("item", pa.float32()), dim)),
+        pa.field("category", pa.utf8()),
+        pa.field("scope", pa.utf8()),
+        pa.field("importance", pa.float64()),
+        pa.field("timestamp", pa.int64()),
+        pa.field("metadata", pa.utf8()),
+    ])
+
+
+def connect(db_path: Path) -> "lancedb.DBConnection":
+    """``read_consistency_interval=0``: every read sees the latest commit of any process."""
+    Path(db_path).mkdir(parents=True, exist_ok=True)
+    return lancedb.connect(str(db_path), read_consistency_interval=timedelta(0))
+
+
+def table_names(db) -> list[str]:
+    result = db.list_tables()
+    return list(getattr(result, "tables", result))
+
+
+def open_table(db, name: str):
+    return db.open_table(name) if name in table_names(db) else None
+
+
+def create_table(db, name: str, dim: int):
+    """Create empty; a concurrent creator winning the race is fine (``exist_ok``)."""
+    return db.create_table(name, schema=new_schema(dim), exist_ok=True)
+
+
+def vector_dim(schema: pa.Schema) -> int:
+    if "vector" not in schema.names:
+        raise SchemaMismatch("the memories table has no 'vector' column; it was not made by "
+                             "memory-lancedb-pro, the Memory MCP server or distill")
+    vtype = schema.field("vector").type
+    if not pa.types.is_fixed_size_list(vtype):
+        raise SchemaMismatch(f"the memories table's 'vector' column is {vtype}, expected a fixed-size list of floats")
+    return vtype.list_size
+
+
+def check_columns(schema: pa.Schema, table: str) -> None:
+    missing = [c for c in ("id", "text", "vector") if c not in schema.names]
+    if missing:
+        raise SchemaMismatch(f"table {table!r} lacks column(s) {', '.join(missing)}; "
+                             "point DISTILL_DB / DISTILL_TABLE at a memories table")
+
+
+def dim_mismatch(table: str, table_dim: int, embedder: str, embed_dim: int) -> SchemaMismatch:
+    return SchemaMismatch(
+        f"table {table!r} holds {table_dim}-d vectors but embedder {embedder} makes {embed_dim}-d vectors; "
+        f"nothing was written. Configure the embedder the table was built with, or rebuild the "
+        f"table for this one with `distill memories reembed`"
+    )
+
+
+def rows_to_arrow(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
+    """Cast rows to the table's own schema; columns we do not know about get nulls."""
+    arrays = []
+    for field in schema:
+        values = [row.get(field.name) for row in rows]
+        if field.name == "timestamp" and (pa.types.is_integer(field.type)):
+            values = [None if v is None else int(v) for v in values]
+        elif field.name == "importance" or (field.name == "timestamp" and pa.types.is_floating(field.type)):
+            values = [None if v is None else float(v) for v in values]
+        if pa.types.is_fixed_size_list(field.type):
+            arrays.append(_vectors(values, field.type))
+        else:
+            arrays.append(pa.array(values, type=field.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _vectors(values: list, vtype: pa.FixedSizeListType) -> pa.Array:
+    import numpy as np
+
+    dim = vtype.list_size
+    mat = np.asarray(values, dtype=np.float32)
+    if mat.shape != (len(values), dim):
+        raise SchemaMismatch(f"refusing to write vectors of shape {mat.shape}; the table needs {dim}-d")
+    if not np.isfinite(mat).all() or (np.abs(mat).sum(axis=1) == 0).any():
+        raise SchemaMismatch("refusing to write a zero or non-finite vector")
+    flat = pa.array(mat.ravel(), type=vtype.value_type)
+    return pa.FixedSizeListArray.from_arrays(flat, type=vtype)
+
+
+def as_ms(value: Any) -> int:
+    """Timestamps are ms; a plugin float or a stray seconds value becomes int ms."""
+    if value is None:
+        return 0
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return 0
+    if not math.isfinite(v):
+        return 0
+    if 0 < v < 1e11:  # seconds (before year 5138 in ms terms)
+        v *= 1000
+    return int(v)
+
+
+def fts_index(table):
+    for idx in table.list_indices():
+        if str(idx.index_type).upper() == "FTS" and list(idx.columns) == ["text"]:
+            return idx
+    return None
+
+
+def fts_tokenizer(table) -> str | None:
+    idx = fts_index(table)
+    if idx is None:
+        return None
+    details = getattr(idx, "index_details", None) or {}
+    return str(details.get("base_tokenizer") or "simple")
+
+
+def ensure_fts(table) -> None:
+    """One FTS index on ``text`` whose tokenizer splits Chinese; create or rebuild it."""
+    from lancedb.index import FTS
+
+    current = fts_tokenizer(table)
+    if current is not None and (current in CJK_TOKENIZERS or current.startswith(("jieba", "lindera"))):
+        return
+    table.create_index(
+        "text",
+        config=FTS(base_tokenizer=FTS_TOKENIZER, with_position=False, stem=True, remove_stop_words=False),
+        replace=True,
+    )

@@ -1,0 +1,28 @@
+"""Shared builders for the distiller tests: batches from (role, text) lists."""
+
+from __future__ import annotations
+
+from distill.batch import Batch, BatchAgent, BatchMessage, FileRange
+
+
+def messages(turns: list[tuple[str, str]], *, agent: str = "main", session: str = "s1",
+             file: str | None = None) -> list[BatchMessage]:
+    file = file or f"/tmp/agents/{agent}/sessions/{session}.jsonl"
+    out, pos = [], 0
+    for i, (role, text) in enumerate(turns):
+        size = len(text.encode()) + 40
+        out.append(BatchMessage(id=f"{agent}-{session}:{pos}", ts=1_700_000_000_000 + i, role=role, text=text,
+                                sessionId=session, file=file, start=pos, end=pos + size, entryId=f"e{i}"))
+        pos += size
+    return out
+
+
+def batch_of(agents: dict[str, list[tuple[str, str]]], batch_id: str = "b1") -> Batch:
+    bagents, ranges = [], []
+    for agent, turns in agents.items():
+        msgs = messages(turns, agent=agent)
+        bagents.append(BatchAgent(agentId=agent, messages=msgs))
+        ranges.append(FileRange(path=msgs[0].file, dev=1, inode=hash(agent) & 0xFFFF, start=0,
+                                end=msgs[-1].end, agentId=agent))
+    return Batch(batchId=batch_id, createdAtMs=1, agents=bagents, ranges=ranges,
+                 touchedFiles=[r.path for r in ranges])

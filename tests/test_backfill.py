@@ -1,0 +1,208 @@
+"""``distill backfill``: history skipped by ``init``, through the real pipeline and store."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from distill.backfill import progress_printer, run_backfill
+from distill.config import load_settings
+from distill.lock import FileLock
+from distill.pipeline import run_distill
+from tests.fakes import FakeOpenAI
+from tests.tail_helpers import header, msg
+
+FACTS = [
+    "记住：以后这个仓库一律用 uv 管理依赖，不要用 pip。",
+    "We decided to deploy the billing service only on Debian 12 hosts, because Ubuntu images lack libssl 3.",
+    "From now on always run pytest -x -q before committing.",
+    "I prefer ruff over flake8 for linting in this repo.",
+    "决定：数据库迁移统一用 alembic，不再手写 SQL。",
+    "Remember: the staging API lives at https://staging.internal.example/api and needs the VPN.",
+]
+
+
+@pytest.fixture
+def world(tmp_path, monkeypatch):
+    for key in list(os.environ):
+        if key.startswith("DISTILL_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("DISTILL_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("DISTILL_AGENTS_DIR", str(tmp_path / "agents"))
+    monkeypatch.setenv("DISTILL_DB", str(tmp_path / "db"))
+    # caps bind per run; lifted so that split runs and one run can be compared memory for memory
+    monkeypatch.setenv("DISTILL_MAX_PER_AGENT", "100")
+    monkeypatch.setenv("DISTILL_MAX_GLOBAL", "100")
+    return tmp_path
+
+
+def write(root: Path, agent: str, name: str, texts: list[str], mtime: float | None = None) -> Path:
+    p = root / "agents" / agent / "sessions" / f"{name}.jsonl"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with open(p, "ab") as fh:
+        if fh.tell() == 0:
+            fh.write(header(name))
+        for i, t in enumerate(texts):
+            fh.write(msg(t, "user", i))
+    if mtime is not None:
+        os.utime(p, (mtime, mtime))
+    return p
+
+
+def texts(root: Path) -> list[str]:
+    import lancedb
+
+    db = lancedb.connect(str(root / "db"))
+    if "memories" not in db.list_tables().tables:
+        return []
+    return sorted(db.open_table("memories").to_arrow()["text"].to_pylist())
+
+
+def cli(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "distill", *args], capture_output=True, text=True, timeout=120,
+                          env=os.environ.copy(), **kw)
+
+
+def test_backfill_reads_the_history_init_skipped_and_the_run_reads_the_rest(world, tmp_path):
+    a = write(world, "main", "a", FACTS[:3])
+    b = write(world, "ops", "b", FACTS[3:5])
+    assert cli("init").returncode == 0
+    write(world, "main", "a", FACTS[5:])  # after init: the main run's share
+    r = cli("backfill")
+    assert r.returncode == 0, r.stderr
+    backfilled = texts(world)
+    assert f"{len(backfilled)} memories added" in r.stdout and f"memories {len(backfilled)}" in r.stderr
+    assert any("uv" in t for t in backfilled) and not any("staging" in t for t in backfilled)
+    bcur = json.loads((world / "state" / "backfill-cursor.json").read_text())["files"]
+    limits = json.loads((world / "state" / "backfill.json").read_text())["limits"]
+    assert {e["path"]: e["offset"] for e in bcur.values()} == {
+        str(a): limits[next(k for k, e in bcur.items() if e["path"] == str(a))], str(b): b.stat().st_size}
+    assert cli("run", "--distill").returncode == 0
+    after = texts(world)
+    assert any("staging" in t for t in after)
+    # the same as distilling everything in one go: nothing lost, nothing twice
+    ref = tmp_path / "ref"
+    for f in (a, b):
+        dst = ref / "agents" / f.parent.parent.name / "sessions" / f.name
+        dst.parent.mkdir(parents=True)
+        dst.write_bytes(f.read_bytes())
+    run_distill(load_settings(state_dir=ref / "state", agents_dir=ref / "agents", db=ref / "db"))
+    assert after == texts(ref)
+    again = cli("backfill")
+    assert again.returncode == 0 and "nothing to backfill" in again.stdout
+    assert texts(world) == after
+
+
+def test_dry_run_estimates_and_spends_nothing(world):
+    write(world, "main", "a", FACTS[:3])
+    write(world, "ops", "b", FACTS[3:] * 30)
+    assert cli("init").returncode == 0
+    with FakeOpenAI(default=("json", {"memories": []})) as fake:
+        env = {"DISTILL_LLM": "openai", "DISTILL_LLM_BASE_URL": fake.base_url, "DISTILL_LLM_MODEL": "m",
+               "DISTILL_CHUNK_TOKENS": "800"}
+        r = subprocess.run([sys.executable, "-m", "distill", "--json", "backfill", "--dry-run"], capture_output=True,
+                           text=True, timeout=120, env={**os.environ, **env})
+        assert fake.requests == []
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["action"] == "dry-run" and out["files"] == 2
+    est = out["estimate"]
+    assert est["turns"] == 3 + 3 * 30 and est["chunks"] >= 2 and est["llm_calls"] == est["chunks"]
+    assert est["tokens"] > 800
+    assert not (world / "state" / "backfill-cursor.json").exists()
+    assert not list((world / "state").glob("batches/*.json")) and texts(world) == []
+    human = cli("backfill", "--dry-run").stdout
+    assert "would read 2 files" in human and "nothing was spent" in human
+
+
+def test_filters_by_agent_and_dates(world):
+    day = 86400
+    old = time.time() - 40 * day
+    write(world, "main", "old", FACTS[:1], mtime=old)
+    write(world, "main", "new", FACTS[1:2])
+    write(world, "ops", "new", FACTS[2:3])
+    assert cli("init").returncode == 0
+    s = load_settings()
+
+    def picked(**kw):
+        return sorted((t.agent, Path(t.path).stem) for t in run_backfill(s, dry_run=True, **kw).todo)
+
+    assert picked() == [("main", "new"), ("main", "old"), ("ops", "new")]
+    assert picked(agent="ops") == [("ops", "new")]
+    since = time.strftime("%Y-%m-%d", time.localtime(time.time() - 2 * day))
+    assert picked(since=since) == [("main", "new"), ("ops", "new")]
+    until = time.strftime("%Y-%m-%d", time.localtime(old))
+    assert picked(until=until) == [("main", "old")]  # inclusive: the whole day
+    r = cli("backfill", "--since", "last tuesday", "--dry-run")
+    assert r.returncode == 2 and "YYYY-MM-DD" in r.stderr
+
+
+def test_interrupted_backfill_resumes_without_loss_or_doubles(world, tmp_path):
+    files = [write(world, "main", f"s{i}", [f"{t} (project {i})" for t in FACTS[:4]]) for i in range(3)]
+    assert cli("init").returncode == 0
+    env = {**os.environ, "DISTILL_MAX_MESSAGES_PER_AGENT": "3"}  # several small batches
+    rng = random.Random(7)
+    killed = 0
+    for _ in range(2):
+        p = subprocess.Popen([sys.executable, "-m", "distill", "backfill"], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and p.poll() is None \
+                and not (world / "state" / "backfill-cursor.json").exists():
+            time.sleep(0.05)
+        time.sleep(rng.uniform(0.0, 1.0))
+        if p.poll() is None:
+            p.send_signal(signal.SIGKILL)
+            killed += 1
+        p.wait()
+    assert killed
+    r = subprocess.run([sys.executable, "-m", "distill", "backfill"], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    got = texts(world)
+    ref = tmp_path / "ref"
+    for f in files:
+        dst = ref / "agents" / "main" / "sessions" / f.name
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_bytes(f.read_bytes())
+    run_distill(load_settings(state_dir=ref / "state", agents_dir=ref / "agents", db=ref / "db",
+                              max_messages_per_agent=3))
+    assert got == texts(ref) and len(got) == len(set(got))
+    bcur = json.loads((world / "state" / "backfill-cursor.json").read_text())["files"]
+    assert sorted(e["offset"] for e in bcur.values()) == sorted(f.stat().st_size for f in files)
+
+
+def test_one_backfill_at_a_time(world):
+    write(world, "main", "a", FACTS[:1])
+    s = load_settings()
+    with FileLock(s.state_dir / "backfill.lock", purpose="distill backfill"):
+        r = cli("backfill")
+    assert r.returncode == 75 and f"pid {os.getpid()}" in r.stderr
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_on_a_terminal_plain_lines_otherwise():
+    tty, plain = _Tty(), io.StringIO()
+    for stream in (tty, plain):
+        show = progress_printer(stream)
+        show(0, 4, 0, 4096, 0)
+        show(1, 4, 1024, 4096, 0)
+        show(4, 4, 4096, 4096, 3)
+    assert tty.getvalue().count("\r[") == 3 and "[##############################] 100.0%" in tty.getvalue()
+    assert tty.getvalue().endswith("\n") and "memories 3" in tty.getvalue()
+    lines = plain.getvalue().splitlines()
+    assert "\r" not in plain.getvalue() and lines[-1].startswith("backfill: 100.0% files 4/4")
+    assert len(lines) == 2  # throttled: the middle update is not worth a line

@@ -1,0 +1,55 @@
+"""The cursor file: what a user sees when it is damaged, and that it survives a round trip."""
+
+from __future__ import annotations
+
+import pytest
+
+from distill.cursor import Cursor, SeenTurns, new_entry, turn_digest
+from distill.errors import SchemaMismatch
+
+from tail_helpers import cli, fact, header, msg, session, settings_for
+
+
+def test_missing_cursor_is_empty_and_round_trips(tmp_path):
+    c = Cursor.load(tmp_path / "cursor.json")
+    assert c.files == {}
+    c.files["1:2"] = new_entry("/x.jsonl", "main", "openclaw")
+    c.files["1:2"].update(offset=7, pending={"b1": [7, 9, 0]})
+    c.save()
+    again = Cursor.load(tmp_path / "cursor.json")
+    assert again.files == c.files and again.pending_batch_ids() == {"b1"}
+    assert not list(tmp_path.glob(".*.tmp"))  # atomic write left no temp file
+
+
+@pytest.mark.parametrize("content, words", [
+    (b'{"version":1,"files":{"1:2":', "not valid JSON"),
+    (b'{"version":99,"files":{}}', "version 99"),
+    (b'[1,2]', "no 'files' object"),
+    (b'{"version":1,"files":{"1:2":{"path":"/x"}}}', "'1:2' is malformed"),
+])
+def test_damaged_cursor_gives_an_actionable_message(tmp_path, content, words):
+    (tmp_path / "cursor.json").write_bytes(content)
+    with pytest.raises(SchemaMismatch, match=words) as err:
+        Cursor.load(tmp_path / "cursor.json")
+    assert str(tmp_path / "cursor.json") in str(err.value)
+
+
+def test_damaged_cursor_stops_run_without_touching_anything(tmp_path):
+    s = settings_for(tmp_path)
+    session(tmp_path).write_bytes(header() + msg(fact(1)))
+    s.state_dir.mkdir(parents=True)
+    s.cursor_path.write_bytes(b"{garbage")
+    p = cli(s, "run", check=False)
+    assert p.returncode == 1 and "is not valid JSON" in p.stderr and "Traceback" not in p.stderr
+    assert s.cursor_path.read_bytes() == b"{garbage" and not s.batches_dir.exists()
+
+
+def test_seen_turns_are_kept_per_file(tmp_path):
+    seen = SeenTurns(tmp_path / "cursor.json")
+    seen.add("1:2", [turn_digest("user", "a"), turn_digest("assistant", "b")])
+    seen.add("1:2", [turn_digest("user", "c")])
+    assert seen.load("1:2") == {turn_digest("user", "a"), turn_digest("assistant", "b"), turn_digest("user", "c")}
+    assert turn_digest("assistant", "a") not in seen.load("1:2")
+    assert seen.load("3:4") == set()
+    seen.drop("1:2")
+    assert seen.load("1:2") == set()

@@ -1,0 +1,154 @@
+"""The exact-duplicate key and the near-duplicate decision, on the cases the issue names.
+
+Cosines come from the real local embedder, so these tests also fail if the embedder drifts
+far enough that the shipped thresholds stop making these calls.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from distill.config import DedupThresholds, Settings
+from distill.store.calibration import DEFAULT_THRESHOLDS
+from distill.store.dedup import content_hash, is_near_duplicate, lexical_similarity, normalise
+
+LOCAL = DEFAULT_THRESHOLDS["local"]
+
+
+@pytest.fixture(scope="module")
+def cosine():
+    from distill.store.embedders import LocalEmbedder
+
+    embedder = LocalEmbedder()
+
+    def cos(a: str, b: str) -> float:
+        va, vb = embedder.passages([a, b])
+        return float(va @ vb)
+
+    return cos
+
+
+def same(a: str, b: str, cos) -> bool:
+    return is_near_duplicate(a, b, cos(a, b), LOCAL)
+
+
+# --- normalise / content_hash
+
+
+def test_keywords_line_is_not_part_of_the_key():
+    body = "Decision: use uv instead of pip."
+    assert normalise(body + "\nKeywords (zh): 依赖管理; uv; pip") == normalise(body)
+    assert content_hash(body + "\nKeywords (zh): 依赖管理; uv") == content_hash(body + "\nKeywords (zh)：uv；pip")
+
+
+def test_only_a_final_keywords_line_is_dropped():
+    text = "Fact: the header reads Keywords (zh): literally.\nSecond line."
+    assert "keywords" in normalise(text)
+
+
+def test_case_width_whitespace_and_punctuation_are_folded():
+    variants = [
+        "Decision: use uv instead of pip.",
+        "decision -  USE uv instead of pip!!",
+        "  Decision:\tuse uv\ninstead of pip  ",
+        "Ｄｅｃｉｓｉｏｎ：use uv instead of pip。",  # full-width, as pasted from Chinese text
+    ]
+    assert len({content_hash(v) for v in variants}) == 1
+    assert normalise(variants[0]) == "decision use uv instead of pip"
+
+
+def test_punctuation_inside_a_token_is_kept():
+    assert content_hash("needs Python 3.11") != content_hash("needs Python 311")
+    assert content_hash("set core.autocrlf=input") != content_hash("set core autocrlf input")
+    assert "core.autocrlf=input" in normalise("Fix: set core.autocrlf=input.")
+
+
+def test_different_text_gives_a_different_hash():
+    h = content_hash("Decision: use uv instead of pip.")
+    assert re.fullmatch(r"[0-9a-f]{64}", h)
+    assert h != content_hash("Decision: use poetry instead of pip.")
+    assert h != content_hash("Decision: use uv instead of pip for scripts.")
+
+
+def test_chinese_text_keeps_its_characters():
+    assert normalise("决定：使用 uv，而不是 pip。") == "决定 使用 uv 而不是 pip"
+    assert content_hash("使用 uv 而不是 pip") != content_hash("使用 poetry 而不是 pip")
+
+
+# --- the canonical examples
+
+
+def test_paraphrase_and_translation_are_one_memory(cosine):
+    assert same("use uv instead of pip", "the repo manages dependencies with uv, not pip", cosine)
+    assert same("use uv instead of pip", "使用 uv 而不是 pip", cosine)
+
+
+def test_another_tool_is_another_memory_although_it_embeds_closer(cosine):
+    a, poetry, zh = "use uv instead of pip", "use poetry instead of pip", "使用 uv 而不是 pip"
+    assert cosine(a, poetry) > cosine(a, zh)  # why cosine alone cannot decide
+    assert cosine(a, poetry) >= LOCAL.cosine
+    assert not same(a, poetry, cosine)
+    assert not same(zh, "使用 poetry 而不是 pip", cosine)
+
+
+def test_another_os_release_is_another_memory(cosine):
+    assert not same("deploy only on Debian 12", "deploy only on Ubuntu 22.04", cosine)
+    assert not same("Decision: deploy only on Debian 12.", "Decision: deploy only on Debian 11.", cosine)
+    assert same("Decision: deploy only on Debian 12.", "决定：只在 Debian 12 上部署。", cosine)
+
+
+def test_another_number_or_unit_is_another_memory(cosine):
+    assert not same("timeout is 30 s", "timeout is 60 s", cosine)
+    assert not same("Fact: the cache expires after 10 minutes.", "Fact: the cache expires after 10 seconds.", cosine)
+    assert same("Pitfall: the request timeout is 30 seconds.", "坑：请求超时是 30 秒。", cosine)
+
+
+def test_negation_and_contradiction_are_other_memories(cosine):
+    assert not same("Decision: commit the lock file.", "Decision: don't commit the lock file.", cosine)
+    assert not same("Always rebase feature branches before merging.", "Never rebase feature branches before merging.", cosine)
+    assert not same("Decision: enable HTTP/2 on the load balancer.", "Decision: disable HTTP/2 on the load balancer.", cosine)
+    assert not same("Run the migrations before restarting.", "Run the migrations after restarting.", cosine)
+    # a negation explained by a contrast is the same advice
+    assert same("Decision: don't use pip; manage dependencies with uv.", "决定：使用 uv 而不是 pip 管理依赖。", cosine)
+
+
+def test_swapped_roles_are_another_memory(cosine):
+    assert not same("format Python code with ruff, not black", "format Python code with black, not ruff", cosine)
+
+
+def test_keywords_line_does_not_sway_the_decision(cosine):
+    a = "Decision: use uv instead of pip.\nKeywords (zh): 依赖管理; uv; pip"
+    b = "Decision: use poetry instead of pip.\nKeywords (zh): 依赖管理; uv; pip"
+    assert not same(a, b, cosine)
+
+
+def test_cosine_below_the_floor_is_never_a_duplicate():
+    text = "Decision: use uv instead of pip."
+    assert not is_near_duplicate(text, "The repo manages dependencies with uv, not pip.", LOCAL.cosine - 0.01, LOCAL)
+    assert not is_near_duplicate("use uv instead of pip", "使用 uv 而不是 pip", LOCAL.cosine_cross - 0.01, LOCAL)
+    assert is_near_duplicate("use uv instead of pip", "使用 uv 而不是 pip", LOCAL.cosine_cross, LOCAL)
+
+
+def test_lexical_threshold_is_honoured():
+    a, b = "Fact: the staging server is reachable only through the VPN.", "Staging can only be accessed over the VPN."
+    sim = lexical_similarity(a, b)
+    assert 0 < sim < 1
+    assert is_near_duplicate(a, b, 0.99, DedupThresholds(cosine=0.9, lexical=sim))
+    assert not is_near_duplicate(a, b, 0.99, DedupThresholds(cosine=0.9, lexical=sim + 0.01))
+
+
+def test_lexical_similarity_bounds():
+    a = "Pitfall: npm install fails behind the corporate proxy."
+    assert lexical_similarity(a, a) == 1.0
+    assert lexical_similarity(a, "Preference: answers in Chinese, please.") == 0.0
+    b = "Behind the company proxy npm install breaks."
+    assert lexical_similarity(a, b) == lexical_similarity(b, a)
+
+
+def test_thresholds_come_from_config_per_embedder():
+    assert Settings().dedup_thresholds() == DEFAULT_THRESHOLDS["local"]
+    override = Settings(dedup={"local": {"cosine": 0.97, "lexical": 0.6}})
+    assert override.dedup_thresholds() == DedupThresholds(cosine=0.97, lexical=0.6)
+    assert Settings(embedder="gemini").dedup_thresholds() == DEFAULT_THRESHOLDS["gemini"]

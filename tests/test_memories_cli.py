@@ -1,0 +1,96 @@
+"""``distill memories …`` as a user runs it: real command, real LanceDB directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from distill.cli import main
+
+EXPORT = {"memories": [
+    {"id": "11111111-aaaa-4aaa-8aaa-000000000001", "text": "部署服务之前必须先运行数据库迁移脚本。\nKeywords (zh): 部署; 数据库迁移",
+     "category": "fact", "scope": "agent:main", "importance": 0.9, "timestamp": 1772359200000},
+    {"id": "22222222-bbbb-4bbb-8bbb-000000000002", "text": "Use uv instead of pip for Python dependencies.\nKeywords (zh): uv",
+     "category": "preference", "scope": "global", "importance": 0.8, "timestamp": 1772445600000},
+    {"text": "x"},
+]}
+
+
+@pytest.fixture
+def cli(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("DISTILL_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("DISTILL_DB", str(tmp_path / "db"))
+    (tmp_path / "export.json").write_text(json.dumps(EXPORT), encoding="utf-8")
+
+    def run(*argv: str, as_json: bool = True):
+        code = main(["memories", *argv, *(["--json"] if as_json else [])])
+        out = capsys.readouterr()
+        return code, (json.loads(out.out) if as_json and out.out.strip() else out.out), out.err
+
+    run.dir = tmp_path
+    return run
+
+
+def test_import_list_search_stats_forget_export(cli):
+    path = str(cli.dir / "export.json")
+    code, dry, _ = cli("import", path, "--dry-run")
+    assert code == 0 and dry["dry_run"] and dry["added"] == 2 and dry["invalid"] == 1
+    code, rep, _ = cli("import", path)
+    assert (rep["added"], rep["duplicate"], rep["invalid"]) == (2, 0, 1)
+    code, rep, _ = cli("import", path)
+    assert (rep["added"], rep["duplicate"]) == (0, 2)
+
+    code, listed, _ = cli("list")
+    assert [m["id"][:8] for m in listed["memories"]] == ["22222222", "11111111"]  # newest first
+    code, listed, _ = cli("list", "--scope", "agent:main")
+    assert [m["scope"] for m in listed["memories"]] == ["agent:main"]
+    code, listed, _ = cli("list", "--since", "2026-03-02")
+    assert [m["id"][:8] for m in listed["memories"]] == ["22222222"]
+
+    code, found, _ = cli("search", "迁移", "--mode", "fts")
+    assert [m["id"][:8] for m in found["memories"]] == ["11111111"]
+    code, found, _ = cli("search", "which tool installs python packages", "--mode", "vector", "--limit", "1")
+    assert found["memories"][0]["id"].startswith("22222222")
+
+    code, stats, _ = cli("stats")
+    assert stats["total"] == 2 and stats["by_scope"] == {"agent:main": 1, "global": 1}
+    assert stats["by_category"] == {"fact": 1, "preference": 1} and stats["size_bytes"] > 0
+
+    out_file = cli.dir / "out.json"
+    code, res, _ = cli("export", "--scope", "global", "--output", str(out_file))
+    doc = json.loads(out_file.read_text())
+    assert res["count"] == 1 and [m["id"][:8] for m in doc["memories"]] == ["22222222"]
+
+    code, gone, _ = cli("forget", "22222222")
+    assert code == 0 and gone["forgotten"]["id"].startswith("22222222")
+    code, stats, _ = cli("stats")
+    assert stats["total"] == 1
+
+
+def test_errors_are_clear_and_nonzero(cli):
+    code, err, stderr = cli("forget", "1234")
+    assert code != 0 and "at least 8" in err["error"] and "at least 8" in stderr
+    (cli.dir / "bad.json").write_text("{not json", encoding="utf-8")
+    code, err, _ = cli("import", str(cli.dir / "bad.json"))
+    assert code != 0 and "not valid JSON" in err["error"]
+    code, err, _ = cli("import", str(cli.dir / "missing.json"))
+    assert code != 0 and "cannot read" in err["error"]
+    code, err, _ = cli("list", "--since", "last tuesday")
+    assert code != 0 and "--since" in err["error"]
+
+
+def test_human_output_of_a_real_process(tmp_path):
+    env = dict(os.environ, DISTILL_STATE_DIR=str(tmp_path / "state"), DISTILL_DB=str(tmp_path / "db"))
+    (tmp_path / "e.json").write_text(json.dumps(EXPORT), encoding="utf-8")
+    distill = [sys.executable, "-m", "distill"]
+    imp = subprocess.run([*distill, "memories", "import", str(tmp_path / "e.json")], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert imp.returncode == 0, imp.stderr
+    assert "2 added, 0 duplicate, 1 invalid" in imp.stdout
+    lst = subprocess.run([*distill, "memories", "list"], env=env, capture_output=True, text=True, timeout=120)
+    assert lst.stdout.splitlines()[0].startswith("[22222222] [preference:global] Use uv instead of pip")
+    assert "WARN" not in lst.stderr

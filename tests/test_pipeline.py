@@ -1,0 +1,111 @@
+"""The whole path with the default rules provider, the real cursor and the real LanceDB store:
+memories stored, batch committed only after, replays store nothing twice."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from distill.batch import create_batch, pending_batches
+from distill.pipeline import StoreFailed, distill_batch_file, run_distill
+from tests.pipeline_helpers import EN, ZH, cursor_state, settings, stored, write_session
+
+
+def test_run_distill_stores_then_commits_and_second_run_is_noop(tmp_path):
+    en = write_session(tmp_path, "main", "s-en", EN)
+    zh = write_session(tmp_path, "ops", "s-zh", ZH)
+    s = settings(tmp_path)
+    summary = run_distill(s)
+    rows = stored(s)
+    assert summary.action == "committed" and summary.memories_added == len(rows) == 3
+    assert {r.scope for r in rows} == {"global", "agent:ops"}
+    texts = "\n".join(r.text for r in rows)
+    assert "uv instead of pip" in texts and "libpq5" in texts and "Debian 12" in texts
+    assert "good morning" not in texts.lower() and "你好" not in texts
+    cur = cursor_state(s)
+    assert cur[str(en)] == (en.stat().st_size, {}) and cur[str(zh)] == (zh.stat().st_size, {})
+    assert pending_batches(s) == []
+
+    again = run_distill(s)
+    assert again.action == "noop" and again.memories_added == 0 and len(stored(s)) == 3
+
+    write_session(tmp_path, "main", "s-en", [("user", "Remember that the staging DB is postgres 16 on port 5433.")],
+                  append=True)
+    third = run_distill(s)
+    assert third.memories_added == 1 and len(stored(s)) == 4
+    assert cursor_state(s)[str(en)][0] == en.stat().st_size
+
+
+def test_distilled_but_not_committed_batch_is_replayed_without_duplicates(tmp_path):
+    """The state a crash between "stored" and "committed" leaves: the next run re-distils the
+    pending batch, the store recognises every memory, and only then the cursor advances."""
+    en = write_session(tmp_path, "main", "s-en", EN)
+    s = settings(tmp_path)
+    made = create_batch(s)
+    first = distill_batch_file(s, made.batchFile, commit=False)
+    assert first.action == "distilled" and first.memories_added == 3 - 1  # one agent: rule + pitfall
+    assert pending_batches(s) and cursor_state(s)[str(en)][0] == 0  # cursor not past anything yet
+    n = len(stored(s))
+
+    summary = run_distill(s)
+    assert summary.memories_added == 0 and summary.memories_duplicate == n
+    assert len(stored(s)) == n and pending_batches(s) == []
+    assert cursor_state(s)[str(en)] == (en.stat().st_size, {})
+
+
+def test_store_failure_leaves_batch_pending(tmp_path):
+    en = write_session(tmp_path, "main", "s-en", EN)
+    s = settings(tmp_path)
+    s.db.parent.mkdir(parents=True, exist_ok=True)
+    s.db.write_text("not a directory")  # the store cannot open: a real failure, not a mock
+    with pytest.raises(StoreFailed) as err:
+        run_distill(s)
+    assert "left pending" in str(err.value) and str(s.db) in str(err.value)
+    assert pending_batches(s) and cursor_state(s)[str(en)][0] == 0
+    s.db.unlink()
+    summary = run_distill(s)
+    assert summary.action == "committed" and len(stored(s)) == summary.memories_added == 2
+    assert cursor_state(s)[str(en)] == (en.stat().st_size, {})
+
+
+def test_cli_two_phase_flow(tmp_path):
+    write_session(tmp_path, "main", "s-en", EN)
+    flags = ["--state-dir", str(tmp_path / "state"), "--agents-dir", str(tmp_path / "agents"),
+             "--db", str(tmp_path / "db")]
+
+    def distill(*args):
+        return subprocess.run([sys.executable, "-m", "distill", *flags, *args], capture_output=True, text=True,
+                              timeout=120)
+
+    run = distill("run", "--json")
+    assert run.returncode == 0, run.stderr
+    import json
+
+    batch_file = json.loads(run.stdout)["batchFile"]
+    out = distill("distill", "--batch-file", batch_file)
+    assert out.returncode == 0, out.stderr
+    assert "2 memories added" in out.stdout and f"next: distill commit --batch-file {batch_file}" in out.stdout
+    again = distill("distill", "--batch-file", batch_file, "--commit")
+    assert again.returncode == 0 and "0 memories added, 2 skipped as duplicate" in again.stdout
+    done = distill("distill", "--batch-file", batch_file)
+    assert done.returncode != 0 and "already committed" in done.stderr
+    missing = distill("distill", "--batch-file", str(tmp_path / "nope.json"))
+    assert missing.returncode != 0 and "does not exist" in missing.stderr
+
+
+def test_damaged_pending_batch_does_not_stall_other_files(tmp_path):
+    a = write_session(tmp_path, "main", "s-a", EN)
+    s = settings(tmp_path)
+    made = create_batch(s)
+    from pathlib import Path
+
+    Path(made.batchFile).write_text("{ this is not a batch")
+    b = write_session(tmp_path, "ops", "s-b", ZH)
+    summary = run_distill(s)
+    assert summary.counters["batches_unreadable"] == 1
+    assert summary.memories_added == 1 and "Debian 12" in stored(s)[0].text
+    cur = cursor_state(s)
+    assert cur[str(b)] == (b.stat().st_size, {})
+    assert cur[str(a)][0] == 0 and cur[str(a)][1]  # still pending: nothing of it was stored

@@ -1,0 +1,158 @@
+"""Secrets never survive redact(); ordinary text does, untouched."""
+
+from __future__ import annotations
+
+import random
+import string
+
+import pytest
+
+from distill.redact import redact
+
+_rng = random.Random(20261129)
+ALNUM = string.ascii_letters + string.digits
+
+
+def rnd(n: int, alphabet: str = ALNUM) -> str:
+    return "".join(_rng.choice(alphabet) for _ in range(n))
+
+
+def b64(n: int) -> str:
+    return rnd(n, ALNUM + "+/")
+
+
+JWT = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9." + "eyJzdWIiOiIx" + rnd(40, ALNUM + "_-") + "." + rnd(43, ALNUM + "_-")
+PEM_BODY = "\n".join(b64(64) for _ in range(6))
+AWS_ID = "AKIA" + rnd(16, string.ascii_uppercase + string.digits)
+AWS_SECRET = rnd(18) + "/" + rnd(10) + "+" + rnd(10)
+
+# (text containing the secret, the secret itself, the kind expected in the marker)
+CORPUS: list[tuple[str, str, str]] = [
+    (f"use {(s := 'sk-' + rnd(48))} for the old API", s, "openai_key"),
+    (f"OPENAI key: {(s := 'sk-proj-' + rnd(64, ALNUM + '_-'))}", s, "openai_key"),
+    (f"service account {(s := 'sk-svcacct-' + rnd(60, ALNUM + '_-'))}", s, "openai_key"),
+    (f"openrouter {(s := 'sk-or-v1-' + rnd(64, '0123456789abcdef'))}", s, "openai_key"),
+    (f"export ANTHROPIC_API_KEY={(s := 'sk-ant-api03-' + rnd(93, ALNUM + '_-') + 'AA')}", s, "anthropic_key"),
+    (f"gemini key {(s := 'AIza' + rnd(35, ALNUM + '_-'))} works", s, "google_key"),
+    (f"oauth access {(s := 'ya29.' + rnd(120, ALNUM + '_-'))}", s, "google_key"),
+    (f"git clone https://{(s := 'ghp_' + rnd(36))}@github.com/o/r", s, "github_token"),
+    (f"fine-grained {(s := 'github_pat_' + rnd(22) + '_' + rnd(59))}", s, "github_token"),
+    (f"oauth app {(s := 'gho_' + rnd(36))}", s, "github_token"),
+    (f"gitlab {(s := 'glpat-' + rnd(20, ALNUM + '_-'))}", s, "gitlab_token"),
+    (f"slack bot {(s := 'xoxb-' + rnd(12, string.digits) + '-' + rnd(13, string.digits) + '-' + rnd(24))}", s, "slack_token"),
+    (f"slack user {(s := 'xoxp-' + rnd(12, string.digits) + '-' + rnd(12, string.digits) + '-' + rnd(32))}", s, "slack_token"),
+    (f"webhook {(s := 'https://hooks.slack.com/services/T' + rnd(10) + '/B' + rnd(10) + '/' + rnd(24))}", s, "slack_webhook"),
+    (f"aws id {AWS_ID} secret {AWS_SECRET}", AWS_ID, "aws_access_key"),
+    (f"aws id {AWS_ID}\nsecret {AWS_SECRET}", AWS_SECRET, "aws_secret_key"),
+    (f"aws_secret_access_key = {AWS_SECRET}", AWS_SECRET, "secret_assignment"),
+    (f"stripe {(s := 'sk_live_' + rnd(24))}", s, "stripe_key"),
+    (f"stripe restricted {(s := 'rk_test_' + rnd(24))}", s, "stripe_key"),
+    (f"stripe webhook {(s := 'whsec_' + rnd(32))}", s, "stripe_key"),
+    (f"curl -H 'Authorization: Bearer {(s := rnd(40, ALNUM + '._-'))}' https://api.x", s, "bearer_token"),
+    (f"Authorization: Basic {(s := b64(28) + '==')}", s, "bearer_token"),
+    (f"session cookie {JWT}", JWT, "jwt"),
+    (f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----", PEM_BODY.split()[2], "private_key"),
+    (f"-----BEGIN OPENSSH PRIVATE KEY-----\n{PEM_BODY}\n-----END OPENSSH PRIVATE KEY-----", PEM_BODY.split()[0], "private_key"),
+    ('{"private_key": "-----BEGIN PRIVATE KEY-----\\n' + (s := b64(64)) + '\\n-----END PRIVATE KEY-----\\n"}', s, "private_key"),
+    (f"DATABASE_URL=postgres://app:{(s := rnd(20))}@db.internal:5432/prod", s, "url_password"),
+    (f"redis://:{(s := rnd(24))}@cache:6379/0", s, "url_password"),
+    (f"mongodb+srv://admin:{(s := rnd(16))}@cluster0.mongodb.net", s, "url_password"),
+    (f"API_KEY={(s := rnd(32))}", s, "secret_assignment"),
+    (f"PASSWORD: {(s := rnd(12))}", s, "secret_assignment"),
+    (f'{{"token": "{(s := rnd(30))}"}}', s, "secret_assignment"),
+    (f"client_secret='{(s := rnd(30))}'", s, "secret_assignment"),
+    (f"db.password = {(s := rnd(14))}", s, "secret_assignment"),
+    (f"mysql -u root --password={(s := rnd(14))} db", s, "secret_assignment"),
+    (f'{{\\"api_key\\": \\"{(s := rnd(30))}\\"}}', s, "secret_assignment"),
+    (f"huggingface {(s := 'hf_' + rnd(34))}", s, "huggingface_token"),
+    (f"npm token {(s := 'npm_' + rnd(36))}", s, "npm_token"),
+    (f"telegram bot {(s := rnd(10, string.digits) + ':AA' + rnd(33, ALNUM + '_-'))}", s, "telegram_bot_token"),
+    (f"sendgrid {(s := 'SG.' + rnd(22, ALNUM + '_-') + '.' + rnd(43, ALNUM + '_-'))}", s, "sendgrid_key"),
+    (f"groq {(s := 'gsk_' + rnd(52))}", s, "groq_key"),
+    (f"jina {(s := 'jina_' + rnd(60))}", s, "jina_key"),
+    (f"replicate {(s := 'r8_' + rnd(37))}", s, "replicate_token"),
+    (f"age {(s := 'AGE-SECRET-KEY-1' + rnd(58, string.ascii_uppercase + string.digits))}", s, "age_secret_key"),
+]
+
+
+def test_corpus_is_large_enough():
+    assert len(CORPUS) >= 30
+
+
+@pytest.mark.parametrize("text,secret,kind", CORPUS, ids=[f"{i}-{c[2]}" for i, c in enumerate(CORPUS)])
+def test_secret_does_not_survive(text: str, secret: str, kind: str):
+    out, counts = redact(text)
+    assert secret not in out
+    assert f"[REDACTED:{kind}]" in out
+    assert counts[kind] >= 1
+
+
+@pytest.mark.parametrize("text,secret,kind", CORPUS, ids=[f"{i}-{c[2]}" for i, c in enumerate(CORPUS)])
+def test_redact_is_idempotent(text: str, secret: str, kind: str):
+    once, _ = redact(text)
+    twice, counts = redact(once)
+    assert twice == once
+    assert not counts
+
+
+def test_every_secret_in_one_long_text():
+    text = "\n\n".join(t for t, _, _ in CORPUS)
+    out, _ = redact(text)
+    for _, secret, _ in CORPUS:
+        assert secret not in out
+
+
+ORDINARY = [
+    "commit 3f9a1c2e7b4d8f0a6c5e2b1d9f8a7c6e5d4b3a21 fixed the cursor",
+    "git log --oneline: a1b2c3d refactor tail; 9f8e7d6 add lock",
+    "session id 0b6f2a1e-3c4d-4e5f-8a9b-0c1d2e3f4a5b was resumed",
+    "the token budget is 200000 tokens per run; max_tokens=4096",
+    "token_count: 1834, totalTokens: 99",
+    "author: Jane Doe <jane@example.com>",
+    "see /home/user/.openclaw/agents/main/sessions/abc.jsonl and /etc/hosts",
+    "https://github.com/win4r/memory-lancedb-pro/blob/main/README.md",
+    "Basic authentication is disabled; use a bearer token instead",
+    "set API_KEY=${OPENAI_API_KEY} in the unit file",
+    "password: <your password here>",
+    "sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "pip install sk-learn? no: scikit-learn. ssh-keygen -t ed25519",
+    "用 API key 之前先检查 token 预算",
+]
+
+
+@pytest.mark.parametrize("text", ORDINARY)
+def test_ordinary_text_is_untouched(text: str):
+    out, counts = redact(text)
+    assert out == text
+    assert not counts
+
+
+def test_secret_cut_by_clipping_is_still_redacted():
+    from distill.noise import clip
+
+    key = "sk-proj-" + rnd(80, ALNUM)
+    pem = f"-----BEGIN PRIVATE KEY-----\n{PEM_BODY}\n-----END PRIVATE KEY-----"
+    for secret_text, probe in ((key, key[:20]), (pem, PEM_BODY.split()[0][:20]), (pem, PEM_BODY.split()[-1][-20:])):
+        for pad in range(0, 400, 37):
+            text = "x " * pad + secret_text + " y" * 300
+            clipped, was = clip(text, 300)
+            out, _ = redact(clipped)
+            assert was
+            assert probe not in out, (pad, out)
+
+
+def test_tail_of_a_key_block_with_escaped_newlines_is_redacted():
+    lines = [b64(64) for _ in range(5)]
+    text = "…[clipped 900 chars]…\n" + "\\n".join(lines) + "\\n-----END PRIVATE KEY-----\\n\"}"
+    out, counts = redact(text)
+    assert counts["private_key"] == 1
+    for line in lines:
+        assert line not in out
+
+
+def test_unicode_that_changes_length_when_lowercased_does_not_shift_redaction():
+    secret = rnd(20)
+    text = "İİİİ " * 10 + f"password={secret} and more"
+    out, _ = redact(text)
+    assert secret not in out
+    assert out.startswith("İİİİ " * 10) and out.endswith(" and more")

@@ -1,0 +1,399 @@
+"""`create_batch` / `commit_batch` / `abort_batch` on real files: every turn exactly once.
+
+Each test drives the life of a transcript (append, partial line, rename, archive, truncate,
+rewrite, delete, bad lines) and checks what a user would notice: which turns land in a
+batch, that nothing is read twice, and that a counter names what was skipped.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from distill.batch import abort_batch, commit_batch, pending_batches
+from distill.cursor import Cursor
+from distill.errors import DistillError
+
+from tail_helpers import append, fact, header, msg, run, session, settings_for, texts
+
+
+def commit(s, res):
+    return commit_batch(s, Path(res.batchFile))
+
+
+def test_new_file_then_append_reads_each_turn_once(tmp_path):
+    s = settings_for(tmp_path)
+    f = session(tmp_path)
+    f.write_bytes(header() + msg(fact(1)) + msg(fact(2), "assistant"))
+    res, b = run(s)
+    assert res.action == "created" and texts(b) == [fact(1), fact(2)]
+    assert [m.role for m in b.agents[0].messages] == ["user", "assistant"]
+    m = b.agents[0].messages[0]
+    assert m.file == str(f) and f.read_bytes()[m.start:m.end] == msg(fact(1))
+    assert b.ranges[0].start == 0 and b.ranges[0].end == f.stat().st_size
+    commit(s, res)
+    assert run(s)[0].action == "noop"
+    append(f, msg(fact(3)))
+    res, b = run(s)
+    assert texts(b) == [fact(3)]
+
+
+def test_partial_last_line_waits_until_complete(tmp_path):
+    s = settings_for(tmp_path)
+    f = session(tmp_path)
+    line = msg(fact(2))
+    f.write_bytes(header() + msg(fact(1)) + line[:30])
+    res, b = run(s)
+    assert texts(b) == [fact(1)]
+    assert b.ranges[0].end == len(header() + msg(fact(1)))
+    commit(s, res)
+    assert run(s)[0].action == "noop"
+    append(f, line[30:])
+    res, b = run(s)
+    assert texts(b) == [fact(2)]
+
+
+def test_pending_file_waits_while_other_files_go_on(tmp_path):
+    s = settings_for(tmp_path)
+    a, c = session(tmp_path, "main", "a"), session(tmp_path, "ops", "c")
+    a.write_bytes(header() + msg(fact(1)))
+    res1, _ = run(s)
+    append(a, msg(fact(2)))
+    c.write_bytes(header() + msg(fact(9)))
+    res2, b2 = run(s)
+    assert texts(b2) == [fact(9)]  # a waits on its pending range; c goes on
+    assert res2.summary.counters["files_waiting_on_pending"] == 1
+    assert sorted(res2.batchFiles) == sorted([res1.batchFile, res2.batchFile])
+    commit(s, res1)
+    commit(s, res2)
+    assert texts(run(s)[1]) == [fact(2)]
+
+
+def test_nothing_new_but_pending_reports_pending(tmp_path):
+    s = settings_for(tmp_path)
+    f = session(tmp_path)
+    f.write_bytes(header() + msg(fact(1)))
+    res1, _ = run(s)
+    res2, _ = run(s)
+    assert res2.action == "pending" and res2.batchFiles == [res1.batchFile]
+    assert pending_batches(s) == [Path(res1.batchFile)]
+
+
+def test_commit_is_idempotent_and_abort_rereads(tmp_path):
+    s = settings_for(tmp_path)
+    f = session(tmp_path)
+    f.write_bytes(header() + msg(fact(1)))
+    res, _ = run(s)
+    assert commit(s, res).files == 1
+    assert commit(s, res).files == 0  # second commit: no-op, no error
+    assert (s.batches_dir / "done" / Path(res.batchFile).name).exists()
+    append(f, msg(fact(2)))
+    res, b = run(s)
+    abort_batch(s, Path(res.batchFile))
+    with pytest.raises(DistillError, match="aborted"):
+        commit(s, res)
+    assert texts(run(s)[1]) == [fact(2)]  # released bytes are read again
+
+
+def test_rename_keeps_the_cursor(tmp_path):
+    s = settings_for(tmp_path)
+    f = session(tmp_path, name="old")
+    f.write_bytes(header() + msg(fact(1)))
+    commit(s, run(s)[0])
+    g = f.with_name("new.jsonl")
+    f.rename(g)
+    append(g, msg(fact(2)))
+    res, b = run(s)
+    assert texts(b) == [fact(2)]
+    assert b.agents[0].messages[0].file == str(g)
+    assert res.summary.counters["renamed"] == 1
+
+
+def test_rename_to_reset_archive_finishes_the_tail_then_forgets(tmp_path):
+    s = settings_for(tmp_path)
+    f = session(tmp_path)
+    f.write_bytes(header() + msg(fact(1)))
+    commit(s, run(s)[0])
+    append(f, msg(fact(2)) + msg(fact(3)))
+    archive = f.with_name(f.name + ".reset.2026-11-29T10-00-00.000Z")
+    f.rename(archive)
+    res, b = run(s)
+    assert texts(b) == [fact(2), fact(3)]  # from the archive, same inode
+    assert b.agents[0].messages[0].file == str(archive)
+    commit(s, res)
+    res, b = run(s)
+    assert res.action == "noop" and res.summary.counters["archive_finished"] == 1
+    assert Cursor.load(s.cursor_path).files == {}
+    # a fresh session file appearing under the old name is a new file, read from 0
+    f.write_bytes(header() + msg(fact(4)))
+    assert texts(run(s)[1]) == [fact(4)]
+
+
+def test_untracked_archives_are_never_read(tmp_path):
+    s = settings_for(tmp_path)
+    f = session(tmp_path)
+    f.with_name("x.jsonl.deleted.2026-01-01").write_bytes(header() + msg(fact(1)))
+    f.with_name("y.jsonl.reset.2026-01-01").write_bytes(header() + msg(fact(2)))
+    assert run(s)[0].action == "noop"
+
+
+def test_truncation_rereads_without_distilling_twice(tmp_path):
+    s = settings_for(tmp_path)
+    f = session(tmp_path)
+    f.write_bytes(header() + msg(fact(1)) + msg(fact(2)) + msg(fact(3)))
+    commit(s, run(s)[0])
+    f.write_bytes(header() + msg(fact(1)))  # shrank: truncated and partly rewritten
+    append(f, msg(fact(7)))
+    res, b = run(s)
+    assert texts(b) == [fact(7)]
+    assert res.summary.counters["truncated"] == 1
+    assert res.summary.counters["turns_already_read"] == 1
+
+
+def test_in_place_rewrite_of_the_head_is_noticed(tmp_path):
+    s = settings_for(tmp_path)
+    f = session(tmp_path)
+    f.write_bytes(header("s1") + msg(fact(1)) + msg(fact(2)))
+    commit(s, run(s)[0])
+    # same inode, same or larger size, different content (e.g. an editor rewrote it)
+    with open(f, "r+b") as fh:
+        fh.write(header("s2") + msg(fact(2)) + msg(fact(5)) + msg(fact(6)))
+    res, b = run(s)
+    assert texts(b) == [fact(5), fact(6)]
+    assert res.summary.counters["rewritten"] == 1
+
+
+def test_deleted_file_leaves_the_cursor_and_releases_its_pending_batch(tmp_path):
+    s = settings_for(tmp_path)
+    a, c = session(tmp_path, "main", "a"), session(tmp_path, "main", "c")
+    a.write_bytes(header() + msg(fact(1)))
+    c.write_bytes(header() + msg(fact(2)))
+    res, b = run(s)
+    a.unlink()
+    c.unlink()
+    res2, _ = run(s)
+    assert res2.released == [b.batchId] and res2.summary.counters["deleted"] == 2
+    assert res2.action == "noop"
+    assert Cursor.load(s.cursor_path).files == {}
+    assert "released" in res2.human()
+
+
+@pytest.mark.parametrize("bad, counter", [
+    (b'{"type":"message","message":{"role":"user","content":[{"type":"text","text":"cut off', "invalid_json"),
+    (b'[{"type":"message"}]', "not_object"),
+    (b'{"type":"message","id":"x","message":{"role":"user","content":"caf\xe9 \xff broken utf8 deploy with uv"}}', "invalid_utf8"),
+    (b'\x00\x00\x00\x00' + msg(fact(50))[:-1], "nul_bytes"),
+])
+def test_bad_lines_are_counted_and_reading_goes_on(tmp_path, bad, counter):
+    s = settings_for(tmp_path)
+    f = session(tmp_path)
+    f.write_bytes(header() + msg(fact(1)) + bad + b"\n" + msg(fact(2)))
+    res, b = run(s)
+    assert fact(1) in texts(b) and fact(2) in texts(b)
+    assert res.summary.counters[counter] >= 1
+    commit(s, res)
+    assert run(s)[0].action == "noop"
+
+
+def test_a_50_mb_line_is_skipped_counted_and_not_waited_on(tmp_path):
+    s = settings_for(tmp_path)
+    f = session(tmp_path)
+    big = b'{"type":"message","message":{"role":"toolResult","content":"' + b"A" * (50 << 20)
+    f.write_bytes(header() + msg(fact(1)) + big)  # still being written: no newline yet
+    res, b = run(s)
+    assert texts(b) == [fact(1)] and res.summary.counters["lines_too_long"] == 1
+    commit(s, res)
+    append(f, b'"}}\n' + msg(fact(2)))
+    res, b = run(s)
+    assert texts(b) == [fact(2)]
+    assert res.summary.counters.get("lines_too_long", 0) == 0  # counted once, not twice
+
+
+def test_per_agent_cap_ends_the_batch_early_without_dropping(tmp_path):
+    s = settings_for(tmp_path, max_messages_per_agent=3)
+    f = session(tmp_path)
+    g = session(tmp_path, name="s2")
+    f.write_bytes(header() + b"".join(msg(fact(i)) for i in range(5)))
+    g.write_bytes(header() + msg(fact(0, "g")))
+    seen = []
+    for _ in range(5):
+        res, b = run(s)
+        if res.action == "noop":
+            break
+        assert len(texts(b)) <= 3
+        seen += texts(b)
+        commit(s, res)
+    assert sorted(seen) == sorted([fact(i) for i in range(5)] + [fact(0, "g")])
+
+
+def test_noise_only_tail_is_committed_without_a_batch(tmp_path):
+    s = settings_for(tmp_path)
+    f = session(tmp_path)
+    f.write_bytes(header() + msg("thanks") + msg("NO_REPLY", "assistant"))
+    res, b = run(s)
+    assert res.action == "noop" and b is None and res.summary.bytes == f.stat().st_size
+    assert Cursor.load(s.cursor_path).files[f"{f.stat().st_dev}:{f.stat().st_ino}"]["offset"] == f.stat().st_size
+
+
+def test_distiller_agent_and_allow_list(tmp_path):
+    s = settings_for(tmp_path, allowed_agent_ids="main,memory-distiller")
+    session(tmp_path, "main").write_bytes(header() + msg(fact(1)))
+    session(tmp_path, "ops").write_bytes(header() + msg(fact(2)))
+    session(tmp_path, "memory-distiller").write_bytes(header() + msg(fact(3)))
+    session(tmp_path, "bad id!").write_bytes(header() + msg(fact(4)))
+    assert texts(run(s)[1]) == [fact(1)]
+
+
+def test_only_files_and_read_limit_and_separate_cursor(tmp_path):
+    s = settings_for(tmp_path)
+    a, c = session(tmp_path, "main", "a"), session(tmp_path, "main", "c")
+    a.write_bytes(header() + msg(fact(1)) + msg(fact(2)))
+    c.write_bytes(header() + msg(fact(3)))
+    res, b = run(s, only_files={a})
+    assert texts(b) == [fact(1), fact(2)]
+    # a backfill-style cursor that reads c only up to its first message
+    other = tmp_path / "state" / "backfill-cursor.json"
+    limit = len(header() + msg(fact(3))) - 1
+    res2, b2 = run(s, cursor_path=other, read_limit=lambda key: limit,
+                   file_filter=lambda p, st: p.name == "c.jsonl")
+    assert res2.action == "noop"  # the line is not complete below the limit
+    res3, b3 = run(s, cursor_path=other, file_filter=lambda p, st: p.name == "c.jsonl")
+    assert texts(b3) == [fact(3)] and b3.cursorPath == str(other)
+    commit_batch(s, Path(res3.batchFile))  # commit finds the backfill cursor from the batch
+    assert pending_batches(s, cursor_path=other) == []
+    assert pending_batches(s) == [Path(res.batchFile)]
+
+
+def test_batch_keeps_the_legacy_keys(tmp_path):
+    s = settings_for(tmp_path)
+    session(tmp_path).write_bytes(header() + msg(fact(1)))
+    res, _ = run(s)
+    data = orjson.loads(Path(res.batchFile).read_bytes())
+    assert {"version", "createdAtMs", "agents", "touchedFiles"} <= data.keys()
+    m = data["agents"][0]["messages"][0]
+    assert data["agents"][0]["agentId"] == "main" and {"ts", "role", "text"} <= m.keys()
+    assert m["ts"] == 1795165200000  # the entry's timestamp 2026-11-20T09:00:00Z, in ms
+
+
+def test_crash_between_batch_write_and_cursor_write_rereads(tmp_path, monkeypatch):
+    s = settings_for(tmp_path)
+    f = session(tmp_path)
+    f.write_bytes(header() + msg(fact(1)))
+    monkeypatch.setattr(Cursor, "save", lambda self: (_ for _ in ()).throw(KeyboardInterrupt()))
+    with pytest.raises(KeyboardInterrupt):
+        run(s)
+    monkeypatch.undo()
+    orphan = next(s.batches_dir.glob("*.json"))
+    with pytest.raises(DistillError, match="not pending"):
+        commit_batch(s, orphan)
+    res, b = run(s)
+    assert texts(b) == [fact(1)]
+    assert list(p.name for p in s.batches_dir.glob("*.json")) == [Path(res.batchFile).name]
+
+
+def test_rename_to_archive_while_pending_waits_then_finishes(tmp_path):
+    s = settings_for(tmp_path)
+    f = session(tmp_path)
+    f.write_bytes(header() + msg(fact(1)))
+    res, _ = run(s)
+    append(f, msg(fact(2)))
+    archive = f.with_name(f.name + ".deleted.2026-11-29")
+    f.rename(archive)
+    assert run(s)[0].action == "pending"  # the archived file waits on its pending range
+    commit(s, res)
+    res, b = run(s)
+    assert texts(b) == [fact(2)]
+    commit(s, res)
+    assert run(s)[0].action == "noop" and Cursor.load(s.cursor_path).files == {}
+
+
+def test_claude_code_streamed_message_is_one_turn_covering_its_lines(tmp_path):
+    import json
+
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "config.toml").write_text(
+        '[[sources]]\npath = "../claude"\nagent_id = "claude-code"\nformat = "claude-code"\n')
+    f = tmp_path / "claude" / "-home-u-src" / "abc.jsonl"
+    f.parent.mkdir(parents=True)
+
+    def line(uuid, content, mid="msg_1"):
+        return (json.dumps({"type": "assistant", "uuid": uuid, "sessionId": "abc", "isSidechain": False,
+                            "timestamp": "2026-11-22T10:00:00.000Z",
+                            "message": {"id": mid, "role": "assistant", "content": content}}) + "\n").encode()
+
+    user = (json.dumps({"type": "user", "uuid": "u1", "sessionId": "abc", "timestamp": "2026-11-22T10:00:00.000Z",
+                        "message": {"role": "user", "content": fact(1)}}) + "\n").encode()
+    a1 = line("a1", [{"type": "text", "text": "Pitfall: vite keeps port 5173 busy after a killed terminal."}])
+    a2 = line("a2", [{"type": "text", "text": "Fix: pkill -f vite before npm run dev."}])
+    f.write_bytes(user + a1 + a2)
+    from distill.config import load_settings
+
+    s = load_settings(state_dir=state, agents_dir=tmp_path / "none")
+    res, b = run(s)
+    msgs = b.agents[0].messages
+    assert [m.role for m in msgs] == ["user", "assistant"]
+    assert "5173" in msgs[1].text and "pkill" in msgs[1].text
+    assert (msgs[1].start, msgs[1].end) == (len(user), len(user + a1 + a2))
+    assert b.ranges[0].end == f.stat().st_size
+
+
+def test_a_parser_bug_on_one_line_is_reported_not_fatal(tmp_path, monkeypatch):
+    from distill.sources.openclaw import OpenClawParser
+
+    real = OpenClawParser.feed
+
+    def feed(self, line, start, end):
+        if b"BOOM" in line:
+            raise ValueError("unexpected shape")
+        return real(self, line, start, end)
+
+    monkeypatch.setattr(OpenClawParser, "feed", feed)
+    s = settings_for(tmp_path)
+    f = session(tmp_path)
+    f.write_bytes(header() + msg(fact(1)) + msg("BOOM " + fact(2)) + msg(fact(3)))
+    res, b = run(s)
+    assert texts(b) == [fact(1), fact(3)]
+    assert res.summary.counters["parser_error"] == 1
+    assert any("unexpected shape" in e and str(f) in e for e in res.errors)
+
+
+def test_a_vanished_root_folder_is_not_taken_for_deleted_files(tmp_path):
+    s = settings_for(tmp_path)
+    f = session(tmp_path)
+    f.write_bytes(header() + msg(fact(1)))
+    commit(s, run(s)[0])
+    (tmp_path / "agents").rename(tmp_path / "agents.unmounted")
+    res, _ = run(s)
+    assert res.summary.counters["folder_missing"] == 1 and len(Cursor.load(s.cursor_path).files) == 1
+    (tmp_path / "agents.unmounted").rename(tmp_path / "agents")
+    append(f, msg(fact(2)))
+    assert texts(run(s)[1]) == [fact(2)]  # not re-read from 0
+
+
+SECRETS = [
+    "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0" * 3,
+    "sk-ant-api03-" + "x9Y8z7W6v5U4t3S2r1Q0" * 4,
+    "AIzaSyD" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P",
+    "ghp_" + "16C7e42F292c6912E7710c838347Ae178B4a",
+    "xoxb-123456789012-1234567890123-" + "AbCdEfGhIjKlMnOpQrStUvWx",
+    "AKIAIOSFODNN7EXAMPLE",
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "postgres://billing:S3cr3tPassw0rd@db.internal:5432/billing",
+]
+
+
+def test_secrets_never_reach_a_batch_file(tmp_path):
+    s = settings_for(tmp_path)
+    f = session(tmp_path)
+    lines = [msg(f"Deploy note {i}: the key for the billing service is {sec} so keep it out of git", n=i)
+             for i, sec in enumerate(SECRETS)]
+    f.write_bytes(header() + b"".join(lines))
+    res, b = run(s)
+    assert len(texts(b)) == len(SECRETS)
+    raw = Path(res.batchFile).read_text()
+    leaked = [sec for sec in SECRETS if sec in raw or sec.split("://")[-1].split("@")[0] in raw]
+    assert not leaked, leaked
+    assert "[REDACTED:" in raw

@@ -1,0 +1,107 @@
+"""The `distill init | run | commit | abort | status` commands, as a user or cron calls them."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import orjson
+
+from tail_helpers import ROOT, append, cli, fact, header, msg, session, settings_for
+
+
+def js(p):
+    return orjson.loads(p.stdout)
+
+
+def test_init_starts_from_now_and_later_files_are_read_from_zero(tmp_path):
+    s = settings_for(tmp_path)
+    old = session(tmp_path, name="old")
+    old.write_bytes(header() + msg(fact(1)) + msg(fact(2))[:20])  # a line still being written
+    out = js(cli(s, "init", "--json"))
+    assert out["action"] == "init" and out["markedFiles"] == 1
+    assert js(cli(s, "run", "--json"))["action"] == "noop"
+    append(old, msg(fact(2))[20:] + msg(fact(3)))
+    new = session(tmp_path, name="new")
+    new.write_bytes(header() + msg(fact(4)))
+    out = js(cli(s, "run", "--json"))
+    assert out["action"] == "created"
+    batch = orjson.loads(Path(out["batchFile"]).read_bytes())
+    got = sorted(m["text"] for a in batch["agents"] for m in a["messages"])
+    assert got == sorted([fact(2), fact(3), fact(4)])  # fact(1) predates init
+
+
+def test_run_commit_abort_status_round_trip(tmp_path):
+    s = settings_for(tmp_path)
+    f = session(tmp_path)
+    f.write_bytes(header() + msg(fact(1)))
+    human = cli(s, "run").stdout
+    assert human.startswith("created: 1 files, ") and "batch file: " in human
+    first = js(cli(s, "run", "--json"))
+    assert first["action"] == "pending" and len(first["batchFiles"]) == 1 and first["batchFile"] is None
+    batch_file = first["batchFiles"][0]
+
+    st = js(cli(s, "status", "--json"))
+    assert st["pendingBatches"] == [batch_file]
+    (main,) = st["agents"]
+    assert main["agentId"] == "main" and main["behind"] == f.stat().st_size and main["pending"]
+    assert st["lastRun"]["action"] == "pending"
+
+    out = js(cli(s, "commit", "--batch-file", batch_file, "--json"))
+    assert out["action"] == "committed" and out["summary"]["files"] == 1
+    assert js(cli(s, "commit", "--batch-file", batch_file, "--json"))["summary"]["files"] == 0  # idempotent
+    st = js(cli(s, "status", "--json"))
+    assert st["pendingBatches"] == [] and st["agents"][0]["behind"] == 0
+
+    append(f, msg(fact(2)))
+    made = js(cli(s, "run", "--json"))
+    assert js(cli(s, "abort", "--batch-file", made["batchFile"], "--json"))["action"] == "aborted"
+    again = js(cli(s, "run", "--json"))
+    assert again["action"] == "created" and again["summary"]["turns"] == 1
+    text = cli(s, "status").stdout
+    assert "pending batches: " + again["batchFile"] in text and "agent main: 1 files" in text
+
+
+def test_init_refuses_while_a_batch_is_pending(tmp_path):
+    s = settings_for(tmp_path)
+    session(tmp_path).write_bytes(header() + msg(fact(1)))
+    cli(s, "run")
+    p = cli(s, "init", check=False)
+    assert p.returncode == 1 and "pending" in p.stderr and "commit or abort" in p.stderr
+
+
+def test_commit_of_a_missing_batch_file_says_so(tmp_path):
+    s = settings_for(tmp_path)
+    p = cli(s, "commit", "--batch-file", str(tmp_path / "nope.json"), check=False)
+    assert p.returncode == 1 and "does not exist" in p.stderr
+
+
+def test_unknown_format_is_named_and_the_rest_goes_on(tmp_path):
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "config.toml").write_text(
+        'agents_dir = "../agents"\n[[sources]]\npath = "../other"\nagent_id = "tool-x"\n')
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "weird.jsonl").write_bytes(b'{"event":"start","v":1}\n{"event":"x"}\n')
+    session(tmp_path).write_bytes(header() + msg(fact(1)))
+    p = cli(state, "run")
+    assert "weird.jsonl: not a known transcript format" in p.stdout
+    out = js(cli(state, "run", "--json"))
+    assert out["action"] == "pending"  # the OpenClaw file was batched; the unknown one is not retried unchanged
+
+
+def test_example_state_dir_gives_turns_from_every_source_but_the_distiller(tmp_path):
+    ex = tmp_path / "ex"
+    shutil.copytree(ROOT / "state.example", ex, ignore=shutil.ignore_patterns("cursor.json", "batches", "memory",
+                                                                             ".lock", "last-run.json", "cursor.seen"))
+    out = js(cli(ex, "run", "--json"))
+    assert out["action"] == "created"
+    batch = orjson.loads(Path(out["batchFile"]).read_bytes())
+    agents = {a["agentId"]: a["messages"] for a in batch["agents"]}
+    assert set(agents) == {"main", "code-agent", "claude-code", "codex"}
+    everything = "\n".join(m["text"] for ms in agents.values() for m in ms)
+    assert "uv instead of pip" in everything and "Debian 12" in everything and "EADDRINUSE" in everything
+    assert "never be distilled" not in everything  # the distiller's own session
+    assert "<relevant-memories>" not in everything and "environment_context" not in everything
+    assert all(m["file"].startswith(str(ex)) for ms in agents.values() for m in ms)

@@ -1,0 +1,207 @@
+"""The worker's task loop with an injected runner: claiming, coalescing, retries, hostile files.
+
+The runner stands in for the pipeline so these tests pin down the queue decisions alone; the
+end-to-end behaviour with the real pipeline and real processes is in test_worker_process.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from distill.config import load_settings
+from distill.enqueue import enqueue
+from distill.errors import LockBusy, PermanentError, TransientError
+from distill.hookconfig import HookConfig
+from distill.queue import Queue, now_ms
+from distill.summary import RunSummary
+from worker.tasks import TaskLoop
+
+
+class FakeRunner:
+    def __init__(self, *outcomes):
+        self.outcomes = list(outcomes)
+        self.calls: list[set[Path] | None] = []
+
+    def __call__(self, settings, *, only_files, progress):
+        self.calls.append(only_files)
+        progress("map", 1, 1)
+        out = self.outcomes.pop(0) if self.outcomes else RunSummary(action="committed", memories_added=1)
+        if isinstance(out, BaseException):
+            raise out
+        return out
+
+
+@pytest.fixture
+def world(tmp_path, monkeypatch):
+    for key in list(os.environ):
+        if key.startswith("DISTILL_"):
+            monkeypatch.delenv(key)
+    settings = load_settings(state_dir=tmp_path / "state", agents_dir=tmp_path / "agents")
+    settings.worker_backoff_seconds = 10
+    settings.worker_max_attempts = 3
+    q = Queue(settings.queue_dir)
+    q.ensure()
+    return settings, q, HookConfig.from_settings(settings), tmp_path
+
+
+def session(root: Path, agent: str = "main", name: str = "s1") -> Path:
+    p = root / "agents" / agent / "sessions" / f"{name}.jsonl"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text('{"type":"session"}\n')
+    return p
+
+
+def drain(loop: TaskLoop) -> int:
+    n = 0
+    while loop.step():
+        n += 1
+    return n
+
+
+def test_a_thousand_tasks_for_one_file_make_one_run(world):
+    settings, q, cfg, root = world
+    f, g = session(root), session(root, name="s2")
+    for _ in range(1000):
+        enqueue(cfg, "main", str(f))
+    enqueue(cfg, "main", str(g))
+    runner = FakeRunner()
+    loop = TaskLoop(settings, q, runner=runner)
+    assert drain(loop) == 2
+    assert runner.calls == [{f}, {g}]  # one run per file, oldest file first
+    assert q.counts() == {"inbox": 0, "processing": 0, "done": 1001, "failed": 0}
+    primary = [json.loads(p.read_text()) for p in (q.dirs["done"]).glob("*.json") if "stats" in p.read_text()]
+    by_file = {t["session_file"]: t for t in primary}
+    assert by_file[str(f)]["stats"]["coalesced"] == 999
+    assert by_file[str(f)]["stats"]["memories_added"] == 1
+    assert by_file[str(g)]["stats"]["coalesced"] == 0
+    assert loop.counts["coalesced"] == 999
+
+
+def test_outage_backs_off_then_succeeds(world):
+    settings, q, cfg, root = world
+    f = session(root)
+    enqueue(cfg, "main", str(f))
+    runner = FakeRunner(TransientError("LLM returned 503: overloaded"))
+    loop = TaskLoop(settings, q, runner=runner)
+    assert loop.step() is True
+    task = q.entries("inbox")[0].task
+    assert task.attempts == 1 and "503" in task.error
+    assert 9_000 <= task.not_before_ms - now_ms() <= 10_500  # worker_backoff_seconds
+    assert loop.step() is False  # not ready yet: nothing runs during the backoff
+    assert 9 <= loop.next_wake_s() <= 10.5
+    path = q.entries("inbox")[0].path
+    path.write_text(json.dumps({**json.loads(path.read_text()), "not_before_ms": now_ms() - 1}))
+    assert loop.step() is True
+    done = json.loads(next(q.dirs["done"].glob("*.json")).read_text())
+    assert done["attempts"] == 1 and "error" not in done and done["stats"]["memories_added"] == 1
+
+
+def test_retry_after_longer_than_backoff_is_honoured(world):
+    settings, q, cfg, root = world
+    enqueue(cfg, "main", str(session(root)))
+    loop = TaskLoop(settings, q, runner=FakeRunner(TransientError("429", retry_after=120)))
+    loop.step()
+    assert q.entries("inbox")[0].task.not_before_ms - now_ms() > 100_000
+
+
+def test_gives_up_after_max_attempts_with_the_error(world):
+    settings, q, cfg, root = world
+    enqueue(cfg, "main", str(session(root)))
+    errors = [PermanentError(f"401 bad key (attempt {i})") for i in range(3)]
+    loop = TaskLoop(settings, q, runner=FakeRunner(*errors))
+    for _ in range(3):
+        for e in q.entries("inbox"):  # skip the backoff wait
+            e.path.write_text(e.task.model_copy(update={"not_before_ms": 0}).model_dump_json())
+        assert loop.step()
+    assert q.counts() == {"inbox": 0, "processing": 0, "done": 0, "failed": 1}
+    failed = json.loads(next(q.dirs["failed"].glob("*.json")).read_text())
+    assert failed["attempts"] == 3 and "attempt 2" in failed["error"] and "PermanentError" in failed["error"]
+
+
+def test_busy_state_lock_is_not_an_attempt(world):
+    settings, q, cfg, root = world
+    enqueue(cfg, "main", str(session(root)))
+    loop = TaskLoop(settings, q, runner=FakeRunner(LockBusy("held by pid 42")))
+    loop.step()
+    task = q.entries("inbox")[0].task
+    assert task.attempts == 0 and 0 < task.not_before_ms - now_ms() <= 2_500
+
+
+def test_a_bug_in_the_run_is_retried_not_fatal(world):
+    settings, q, cfg, root = world
+    enqueue(cfg, "main", str(session(root)))
+    loop = TaskLoop(settings, q, runner=FakeRunner(KeyError("boom")))
+    assert loop.step()
+    assert q.entries("inbox")[0].task.error == "KeyError: 'boom'"
+
+
+def test_hostile_task_files_fail_at_once_and_good_ones_run(world):
+    settings, q, cfg, root = world
+    f = session(root)
+    session(root, "memory-distiller")
+    secret = root / "secret.jsonl"
+    secret.write_text("{}\n")
+    (f.parent / "evil.jsonl").symlink_to(secret)
+    base = {"kind": "session_end", "agent_id": "main", "created_at_ms": 1, "attempts": 0, "not_before_ms": 0}
+    hostile = {
+        "bad-json": b'{"id": "aa11bb22", ',
+        "dotdot": {**base, "id": "a0000001", "session_file": str(f.parent) + "/../../main/sessions/s1.jsonl"},
+        "symlink": {**base, "id": "a0000002", "session_file": str(f.parent / "evil.jsonl")},
+        "unknown-agent": {**base, "id": "a0000003", "agent_id": "ghost", "session_file": str(f)},
+        "bad-agent-id": {**base, "id": "a0000004", "agent_id": "x/../y", "session_file": str(f)},
+        "distiller": {**base, "id": "a0000005", "agent_id": "memory-distiller",
+                      "session_file": str(root / "agents/memory-distiller/sessions/s1.jsonl")},
+        "relative-etc": {**base, "id": "a0000006", "session_file": "../../../etc/passwd"},
+        "extra-field": {**base, "id": "a0000007", "session_file": str(f), "scope": "global"},
+        "relative": {**base, "id": "a0000008", "session_file": "agents/main/sessions/s1.jsonl"},
+    }
+    for i, (name, body) in enumerate(hostile.items()):
+        raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+        (q.inbox / f"000000000000{i}-{name}.json").write_bytes(raw)
+    enqueue(cfg, "main", str(f))
+    runner = FakeRunner()
+    loop = TaskLoop(settings, q, runner=runner)
+    assert drain(loop) == 1
+    assert runner.calls == [{f}]
+    assert q.counts() == {"inbox": 0, "processing": 0, "done": 1, "failed": len(hostile)}
+    reasons = {p.name.split("-", 1)[1][:-5]: json.loads(p.read_text())["error"] for p in q.dirs["failed"].glob("*")}
+    assert "not valid JSON" in reasons["bad-json"]
+    assert "'..'" in reasons["dotdot"] and "'..'" in reasons["relative-etc"]
+    assert "resolves to" in reasons["symlink"] and "not under a configured source root" in reasons["symlink"]
+    assert "belongs to agent main, not 'ghost'" in reasons["unknown-agent"]
+    assert "not valid" in reasons["bad-agent-id"]
+    assert "distiller's own agent" in reasons["distiller"]
+    assert "scope" in reasons["extra-field"]
+    assert "not an absolute path" in reasons["relative"]
+    assert loop.counts["rejected"] == len(hostile)
+
+
+def test_a_vanished_session_file_runs_a_full_pass(world):
+    settings, q, cfg, root = world
+    f = session(root)
+    enqueue(cfg, "main", str(f))
+    f.rename(f.with_name("s1.jsonl.reset.2026-11-29"))  # OpenClaw archived it after the hook fired
+    runner = FakeRunner()
+    loop = TaskLoop(settings, q, runner=runner)
+    assert loop.step()
+    assert runner.calls == [None]  # the archive's unread tail is found by inode in a full pass
+    assert q.counts()["done"] == 1
+
+
+def test_abandon_puts_claimed_tasks_back_untouched(world):
+    settings, q, cfg, root = world
+    enqueue(cfg, "main", str(session(root)))
+    loop = TaskLoop(settings, q)
+
+    def runner(settings, *, only_files, progress):
+        assert loop.abandon() == 1  # the daemon gives up on us mid-run
+        return RunSummary(action="committed")
+
+    loop.runner = runner
+    assert loop.step()
+    assert q.counts() == {"inbox": 1, "processing": 0, "done": 0, "failed": 0}
+    assert q.entries("inbox")[0].task.attempts == 0
