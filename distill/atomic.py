@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # `distill enqueue` (a hook's fast path) must not pay for importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def fsync_dir(path: Path) -> None:

@@ -186,14 +186,11 @@ class _Reader:
 
     def __init__(self, settings: Settings, cursor: Cursor, batch_id: str,
                  read_limit: Callable[[str], int | None] | None):
-        from .sources.base import TurnLimits
-
         self.settings = settings
         self.cursor = cursor
         self.seen = SeenTurns(cursor.path)
         self.batch_id = batch_id
         self.read_limit = read_limit
-        self.limits = TurnLimits.from_settings(settings)
         self.counters: Counter = Counter()
         self.messages: dict[str, list[BatchMessage]] = {}
         self.ranges: list[FileRange] = []
@@ -201,6 +198,7 @@ class _Reader:
         self.errors: list[str] = []
         self.capped: set[str] = set()
         self.dirty = False
+        self._by_path: dict[str, str] | None = None
         self.files = 0
         self.bytes = 0
 
@@ -210,6 +208,7 @@ class _Reader:
         moved = False
         if entry is None:
             entry = new_entry(path, agent, None if fmt == "auto" else fmt)
+            self._replaces(key, entry, path)
             self.cursor.files[key] = entry
             self.dirty = True
         elif entry["path"] != path:
@@ -226,6 +225,18 @@ class _Reader:
         if agent in self.capped:
             return
         self.read(key, entry, final=False, moved=moved)
+
+    def _replaces(self, key: str, entry: FileEntry, path: str) -> None:
+        """A new inode at a tracked path: the file was rewritten by write-then-rename. Its turns
+        already committed under the old inode are not distilled again."""
+        if self._by_path is None:
+            self._by_path = {e["path"]: k for k, e in self.cursor.files.items()}
+        old = self._by_path.get(path)
+        if old is None or old == key:
+            return
+        self.seen.copy(old, key)
+        entry["rewritten"] = True
+        self.counters["replaced"] += 1
 
     # a tracked file the walk did not find
     def missing(self, key: str) -> None:
@@ -309,9 +320,12 @@ class _Reader:
 
         head = os.pread(fd, min(st.st_size, 1 << 16), 0)
         nl = head.find(b"\n")
+        if nl < 0 and st.st_size > len(head):  # a first line with an image, say: look further, once
+            head = os.pread(fd, min(st.st_size, self.settings.max_line_bytes + 1), 0)
+            nl = head.find(b"\n")
         if nl < 0:
-            if st.st_size >= 1 << 16:
-                self._unknown(entry, st, f"{entry['path']}: first line is longer than 64 KiB; "
+            if len(head) > self.settings.max_line_bytes:
+                self._unknown(entry, st, f"{entry['path']}: first line is longer than max_line_bytes; "
                               "set the format of its source root in config.toml")
             return False  # the first line is not complete yet: wait
         try:
@@ -329,7 +343,7 @@ class _Reader:
         self.dirty = True
 
     def _read_tail(self, key: str, entry: FileEntry, fd: int, st: os.stat_result, final: bool) -> None:
-        from .sources import get_format
+        from .sources import TurnLimits, get_format
 
         start = entry["offset"]
         stop = st.st_size
@@ -339,7 +353,7 @@ class _Reader:
         agent = entry["agent"]
         fmt = get_format(entry["format"])
         parser = fmt.new_parser(agent_id=agent, file=entry["path"], session_id=_session_id(entry["path"]),
-                                counters=self.counters, limits=self.limits)
+                                counters=self.counters, limits=TurnLimits.from_settings(self.settings))
         reader = TailReader(fd, start, stop, max_line=self.settings.max_line_bytes,
                             skip_first=bool(entry.get("skip")), final=final)
         room = self.settings.max_messages_per_agent - len(self.messages.get(agent, ()))
@@ -428,8 +442,6 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
     ``cursor_path``: use another cursor file (backfill); the batch records it for ``commit``.
     ``read_limit(key)``: read a file (``"<dev>:<inode>"``) no further than this offset.
     """
-    from .discover import discover
-
     t0 = time.monotonic()
     cpath = Path(cursor_path or settings.cursor_path).absolute()
     with state_lock(settings):
@@ -439,7 +451,7 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
         reader.dirty |= bool(reader.released) or reader.counters["commit_finished"] > 0
         only_keys, only_paths = _only(only_files)
         found: set[str] = set()
-        for sf in discover(settings, reader.counters):
+        for sf in _walk(settings, only_files, reader.counters):
             key = sf.key
             if only_keys is not None and key not in only_keys:
                 continue
@@ -456,6 +468,17 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
         record_last_run(settings, result.summary, result.batchFile)
     _prune(settings)
     return result
+
+
+def _walk(settings: Settings, only_files: set[Path] | None, counters: Counter) -> Iterator:
+    """Just the named files when each one is plainly under a root; otherwise the whole walk."""
+    from .discover import classify, discover
+
+    if only_files is not None:
+        picked = [classify(settings, p) for p in only_files if os.path.exists(p)]
+        if all(picked):
+            return iter(sorted(picked, key=lambda sf: sf.path))
+    return discover(settings, counters)
 
 
 def _only(only_files: set[Path] | None) -> tuple[set[str] | None, set[str] | None]:
@@ -484,7 +507,11 @@ def _finish(settings: Settings, cursor: Cursor, reader: _Reader, cpath: Path, t0
             cursorPath=None if cpath == settings.cursor_path.absolute() else str(cpath),
         )
         batch_file = settings.batches_dir.absolute() / f"{reader.batch_id}.json"
-        write_bytes(batch_file, orjson.dumps(batch.model_dump(mode="json"), option=orjson.OPT_INDENT_2))
+        try:
+            write_bytes(batch_file, orjson.dumps(batch.model_dump(mode="json"), option=orjson.OPT_INDENT_2))
+        except OSError as exc:
+            raise DistillError(f"cannot write batch file {batch_file}: {exc}; nothing was marked pending, "
+                               "fix the problem (disk space, permissions) and run again") from exc
     if reader.dirty:
         cursor.save()
     pending = [str(settings.batches_dir.absolute() / f"{b}.json") for b in sorted(cursor.pending_batch_ids())]

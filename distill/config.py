@@ -110,7 +110,7 @@ class Settings(BaseSettings):
     store_lock_timeout: float = 120.0  # seconds a writer waits for the store's write lock
     store_compact_small_fragments: int = 32  # compact after a write once this many small fragments exist
     store_cleanup_grace_minutes: float = 60.0  # compaction keeps old versions this long for live readers
-    store_vector_index_min_rows: int = 20_000  # build an ANN index for search from this many rows
+    store_vector_index_min_rows: int = 5_000  # compact() builds an ANN index for search from this many rows
 
     # --- distiller
     llm: Literal["rules", "gemini", "openai"] = "rules"
@@ -140,6 +140,7 @@ class Settings(BaseSettings):
     worker_poll: bool = False  # force the polling observer (no inotify)
     worker_compact_interval: float = 3600.0  # seconds between store compactions (only after new memories)
     worker_stall_seconds: float = 1800.0  # a run silent this long stops the watchdog pings (systemd restarts us)
+    worker_full_pass_interval: float = 0.0  # seconds between idle catch-up passes over every root; 0 = off
 
     @field_validator("state_dir", "agents_dir", "db")
     @classmethod

@@ -32,9 +32,9 @@ from typing import Any, TypedDict
 import orjson
 
 from .atomic import write_bytes
-from .errors import SchemaMismatch
+from .errors import DistillError, SchemaMismatch
 
-CURSOR_VERSION = 1
+CURSOR_VERSION = 2
 HEAD_BYTES = 4096
 
 
@@ -98,6 +98,8 @@ class Cursor:
             ) from exc
         if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
             raise SchemaMismatch(f"cursor {path} has no 'files' object; it was not written by distill")
+        if _is_legacy(data):
+            return cls(path, migrate_legacy(data["files"]), data.get("createdAtMs"))
         if data.get("version") != CURSOR_VERSION:
             raise SchemaMismatch(
                 f"cursor {path} has version {data.get('version')!r}, this distill reads version "
@@ -121,7 +123,11 @@ class Cursor:
             "updatedAtMs": now_ms(),
             "files": self.files,
         }
-        write_bytes(self.path, orjson.dumps(data) + b"\n")
+        try:
+            write_bytes(self.path, orjson.dumps(data) + b"\n")
+        except OSError as exc:
+            raise DistillError(f"cannot write cursor {self.path}: {exc}; the previous cursor is intact, "
+                               "fix the problem (disk space, permissions) and run the command again") from exc
 
     def pending_batch_ids(self) -> set[str]:
         return {bid for e in self.files.values() if e["pending"] for bid in e["pending"]}
@@ -133,6 +139,31 @@ class Cursor:
         """Forget a file; returns the batch ids whose pending range on it is released."""
         entry = self.files.pop(key, None)
         return sorted((entry or {}).get("pending") or ())
+
+
+def _is_legacy(data: dict) -> bool:
+    """A cursor written by memory-lancedb-pro's ``jsonl_distill.py`` (same default state dir)."""
+    files = data["files"]
+    return data.get("version") == 1 and all(isinstance(e, dict) and "committed" in e and "offset" not in e
+                                            for e in files.values())
+
+
+def migrate_legacy(files: dict[str, Any]) -> dict[str, FileEntry]:
+    """Carry over ``jsonl_distill.py``'s committed offsets (keyed by path + inode) to entries keyed
+    by device + inode. Its pending batches are dropped: their bytes are simply read again. A file
+    that is gone or has another inode now is not carried over."""
+    out: dict[str, FileEntry] = {}
+    for path, e in files.items():
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if st.st_ino != e.get("inode") or not isinstance(e.get("committed"), int):
+            continue
+        entry = new_entry(path, str(e.get("agentId") or ""), "openclaw")
+        entry["offset"] = min(e["committed"], st.st_size)
+        out[file_key(st)] = entry
+    return out
 
 
 def turn_digest(role: str, text: str) -> bytes:
@@ -167,6 +198,15 @@ class SeenTurns:
         self.dir.mkdir(parents=True, exist_ok=True)
         with open(self._file(key), "ab") as f:
             f.write(b"".join(digests))
+
+    def copy(self, src: str, dst: str) -> None:
+        try:
+            raw = self._file(src).read_bytes()
+        except FileNotFoundError:
+            return
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with open(self._file(dst), "ab") as f:
+            f.write(raw)
 
     def drop(self, key: str) -> None:
         try:

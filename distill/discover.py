@@ -13,6 +13,7 @@ stat-only — no file is opened here — so that a run over 10,000 unchanged fil
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import stat
 from collections import Counter
@@ -21,7 +22,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .config import Settings
-from .sources import is_archive_name
 
 OPENCLAW_FORMAT = "openclaw"
 
@@ -60,7 +60,7 @@ def _all(settings: Settings, counters: Counter) -> Iterator[SessionFile]:
 
 def openclaw_files(settings: Settings, counters: Counter) -> Iterator[SessionFile]:
     try:
-        agents = list(os.scandir(settings.agents_dir))
+        agents = list(os.scandir(os.path.abspath(settings.agents_dir)))
     except FileNotFoundError:
         counters["root_missing"] += 1
         return
@@ -77,7 +77,7 @@ def openclaw_files(settings: Settings, counters: Counter) -> Iterator[SessionFil
         except (FileNotFoundError, NotADirectoryError):
             continue
         for name in names:
-            if not name.endswith(".jsonl") or (".jsonl." in name and is_archive_name(name)):
+            if not name.endswith(".jsonl") or (".jsonl." in name and _is_archive(name)):
                 continue
             path = f"{folder}/{name}"
             st = _regular_stat(path)
@@ -86,15 +86,53 @@ def openclaw_files(settings: Settings, counters: Counter) -> Iterator[SessionFil
 
 
 def source_files(root: Path, pattern: str, agent: str, fmt: str, counters: Counter) -> Iterator[SessionFile]:
+    root = root.absolute()
     if not root.is_dir():
         counters["root_missing"] += 1
         return
     for p in sorted(root.glob(pattern)):
-        if is_archive_name(p.name):
+        if (".jsonl." in p.name or p.name.endswith(".lock")) and _is_archive(p.name):
             continue
         st = _regular_stat(str(p))
         if st is not None:
             yield SessionFile(str(p), agent, fmt, st)
+
+
+def classify(settings: Settings, path: str | os.PathLike) -> SessionFile | None:
+    """The one transcript at ``path`` as :func:`discover` would list it, without walking the
+    roots (the daemon's per-session task); None if discovery would not list it as given."""
+    p = os.path.abspath(path)
+    name = os.path.basename(p)
+    if _is_archive(name):
+        return None
+    rel = os.path.relpath(p, os.path.abspath(settings.agents_dir)).split(os.sep)
+    if len(rel) == 3 and rel[0] != ".." and rel[1] == "sessions" and name.endswith(".jsonl"):
+        if not settings.agent_is_read(rel[0]):
+            return None
+        st = _regular_stat(p)
+        return SessionFile(p, rel[0], OPENCLAW_FORMAT, st) if st else None
+    for root in settings.sources:
+        rel = os.path.relpath(p, os.path.abspath(root.path)).split(os.sep)
+        if rel[0] == ".." or not settings.agent_is_read(root.agent_id) or not _glob_match(rel, root.glob):
+            continue
+        st = _regular_stat(p)
+        return SessionFile(p, root.agent_id, root.format, st) if st else None
+    return None
+
+
+def _glob_match(rel: list[str], pattern: str) -> bool:
+    parts = pattern.split("/")
+    if parts[0] == "**":
+        return fnmatch.fnmatchcase(rel[-1], parts[-1]) and (
+            len(parts) == 2 or _glob_match(rel[-(len(parts) - 1):], "/".join(parts[1:])))
+    return len(rel) == len(parts) and all(fnmatch.fnmatchcase(r, q) for r, q in zip(rel, parts))
+
+
+def _is_archive(name: str) -> bool:
+    # imported here: the formats (and their regexes) load only when a name looks like an archive
+    from .sources import is_archive_name
+
+    return is_archive_name(name)
 
 
 def _regular_stat(path: str) -> os.stat_result | None:

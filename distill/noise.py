@@ -6,11 +6,10 @@ Three separate jobs, applied in this order by every source format:
   model: recalled memories (``<relevant-memories>`` — distilling them again would feed the
   store its own output), OpenClaw's "(untrusted metadata)" headers with their JSON blocks,
   Claude Code's ``<system-reminder>`` blocks, Codex's ``<environment_context>`` /
-  ``<user_instructions>`` blocks, the ``[Thu 2026-04-09 14:48 GMT+8]`` stamp and
-  ``[[reply_to_current]]`` tags.
+  ``<user_instructions>`` blocks, the ``[Thu 2026-04-09 14:48 GMT+8]`` stamp,
+  ``[[reply_to_current]]`` tags, and the markers around queued messages (the messages stay).
 - ``is_noise`` says a turn carries nothing to learn: heartbeats, boot checks, slash
-  commands, ``NO_REPLY``, "new session started" prompts, queued-message markers,
-  compaction summaries, bare greetings and acknowledgements (English and Chinese).
+  commands, ``NO_REPLY``, "new session started" prompts, compaction summaries, bare greetings and acknowledgements (English and Chinese).
 - ``clip`` cuts over-long text to head + tail with a visible marker, never mid-word, so a
   secret is never split into a half that redaction no longer recognises.
 """
@@ -27,40 +26,81 @@ _INJECTED_TAGS = (
     "environment_context",
     "user_instructions",
 )
-_TAG_BLOCKS = {
-    tag: (
-        re.compile(rf"<{tag}>[\s\S]*?</{tag}>\s*"),
-        re.compile(rf"<{tag}>[\s\S]*\Z"),  # unterminated: the rest was injected too
-    )
-    for tag in _INJECTED_TAGS
-}
 # "Conversation info (untrusted metadata):" + a ```json block; "Untrusted context (metadata,
-# …):" or "Conversation context (untrusted, …):" + lines up to the next blank line.
-_UNTRUSTED_FENCED = re.compile(
-    r"(?im)^[^\n]{0,80}\(untrusted[^)\n]{0,120}\):[ \t]*\n```[a-z]*\n[\s\S]*?\n```[ \t]*(?:\n|\Z)\s*"
-)
-_UNTRUSTED_PARAGRAPH = re.compile(
-    r"(?im)^[^\n]{0,80}\((?:untrusted|metadata)[^)\n]{0,120}\):[ \t]*\n(?:[^\n]*\S[^\n]*(?:\n|\Z))*\s*"
+# …):" or "Conversation context (untrusted, …):" + lines up to the next blank line. Matched
+# only at the start of a line holding "(untrusted" / "(metadata" (found with str.find).
+_UNTRUSTED_AT = re.compile(
+    r"[^\n]{0,80}\((?:untrusted|metadata)[^)\n]{0,120}\):[ \t]*\n"
+    r"(?:```[a-z]*\n[\s\S]{0,20000}?\n```[ \t]*(?:\n|\Z)|(?:[^\n]*\S[^\n]*(?:\n|\Z))*)\s*",
+    re.IGNORECASE,
 )
 _STAMP = re.compile(r"^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?::\d{2})?(?: [A-Za-z0-9:+-]+)?\]\s*")
-_REPLY_TAG = re.compile(r"\[\[\s*reply_to[^\]]*\]\]\s*")
+# OpenClaw's batch of messages sent while the agent was busy: the markers go, the messages stay
+_QUEUED = re.compile(r"(?m)^(?:\[Queued messages while agent was busy\]|---|Queued #\d+)[ \t]*$\n?")
+_REPLY_TAG = re.compile(r"\[\[\s*reply_to[^\]\n]{0,80}\]\]\s*")
 
 
 def strip_injected(text: str) -> str:
     """Remove what the runtime injected into a turn; keep what the person or model wrote."""
     if "<" in text:
-        for tag, (closed, unterminated) in _TAG_BLOCKS.items():
+        for tag in _INJECTED_TAGS:
             if f"<{tag}>" in text:
-                text = closed.sub("", text)
-                text = unterminated.sub("", text)
-    if "untrusted" in text or "metadata" in text:
-        text = _UNTRUSTED_FENCED.sub("", text)
-        text = _UNTRUSTED_PARAGRAPH.sub("", text)
+                text = _strip_tag_blocks(text, f"<{tag}>", f"</{tag}>")
+    if "(untrusted" in text or "(metadata" in text:
+        text = _strip_untrusted(text)
+    if "[Queued messages while agent was busy]" in text:
+        text = _QUEUED.sub("", text)
     if text.startswith("["):
         text = _STAMP.sub("", text, count=1)
     if "[[" in text:
         text = _REPLY_TAG.sub("", text)
     return text.strip()
+
+
+def _strip_tag_blocks(text: str, open_tag: str, close_tag: str) -> str:
+    """Drop every ``<tag>…</tag>`` block; an unterminated one runs to the end (the rest was
+    injected too). Linear in the text, however many tags it holds."""
+    out, pos = [], 0
+    i = text.find(open_tag)
+    while i >= 0:
+        out.append(text[pos:i])
+        j = text.find(close_tag, i + len(open_tag))
+        if j < 0:
+            pos = len(text)
+            break
+        pos = j + len(close_tag)
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        i = text.find(open_tag, pos)
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _strip_untrusted(text: str) -> str:
+    out, pos = [], 0
+    for i in _positions(text, ("(untrusted", "(metadata")):
+        if i < pos:
+            continue
+        start = text.rfind("\n", max(0, i - 81), i) + 1  # bounded: a header line starts ≤ 80 back
+        if (start == 0 and i > 80) or start < pos:
+            continue
+        m = _UNTRUSTED_AT.match(text, start)
+        if m:
+            out.append(text[pos:start])
+            pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _positions(text: str, needles: tuple[str, ...]) -> list[int]:
+    """Every position of any of ``needles``, in order (each needle's scan runs once)."""
+    found = []
+    for needle in needles:
+        i = text.find(needle)
+        while i >= 0:
+            found.append(i)
+            i = text.find(needle, i + 1)
+    return sorted(found)
 
 
 # --- noise -----------------------------------------------------------------------------
@@ -72,8 +112,6 @@ _NOISE_PREFIXES = (
     "reply_skip",
     "✅ new session started",
     "a new session was started via /new or /reset",
-    "[queued messages while agent was busy]",
-    "[queued message",
     "this session is being continued from a previous conversation",
     "caveat: the messages below were generated by the user while running local commands",
     "<command-name>",

@@ -12,6 +12,7 @@ lock (``batches/.<id>.distill.lock``); a batch held by someone else is skipped, 
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -103,13 +104,14 @@ def _process(settings: Settings, path: Path, *, provider: Any, budget: TokenBudg
              progress: Progress | None) -> RunSummary:
     from .batch import commit_batch, load_batch
 
+    lock_path = path.with_name(f".{path.stem}.distill.lock")
     try:
-        guard = FileLock(path.with_name(f".{path.stem}.distill.lock"), purpose=f"distilling {path.name}")
-        guard.acquire(timeout=0)
+        guard = FileLock(lock_path, purpose=f"distilling {path.name}").acquire(timeout=0)
     except LockBusy:
         return RunSummary(action="busy", counters={"batches_busy": 1})
     try:
         if not path.exists():  # committed or aborted by whoever held the lock before us
+            lock_path.unlink(missing_ok=True)
             return RunSummary(action="noop")
         batch = load_batch(path)
         summary = batch_summary(batch)
@@ -128,6 +130,7 @@ def _process(settings: Settings, path: Path, *, provider: Any, budget: TokenBudg
         if commit:
             commit_batch(settings, path)
             summary.action = "committed"
+            lock_path.unlink(missing_ok=True)  # whoever waits on it finds the batch gone and stops
             if progress:
                 progress("commit", 1, 1)
         return summary
@@ -166,8 +169,9 @@ def distill_batch_file(settings: Settings, path: Path, *, commit: bool,
     return summary
 
 
-def run_distill(settings: Settings, *, only_files: set[Path] | None = None, file_filter: Any = None,
-                cursor_path: Path | None = None, read_limit: int | None = None,
+def run_distill(settings: Settings, *, only_files: set[Path] | None = None,
+                file_filter: Callable[[Path, os.stat_result], bool] | None = None,
+                cursor_path: Path | None = None, read_limit: Callable[[str], int | None] | None = None,
                 progress: Progress | None = None) -> RunSummary:
     """Retry pending batches, then cut and distil new ones until the tails are drained."""
     from .batch import create_batch, pending_batches

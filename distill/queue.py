@@ -41,7 +41,6 @@ class Task(BaseModel):
     not_before_ms: int = 0
     error: str | None = None
     stats: dict[str, Any] | None = None
-    coalesced_into: str | None = None
     finished_at_ms: int | None = None
 
 

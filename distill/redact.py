@@ -100,7 +100,7 @@ _AWS_SECRET = re.compile(
 # at an anchor: "bearer"/"basic" + spaces + credential
 _BEARER_AT = re.compile(r"(?i)(bearer|basic)(\s+)([A-Za-z0-9._~+/=-]{16,})")
 # at an anchor: the part after "://" — user:password@
-_URL_AT = re.compile(r"([^\s:/@\"'<>]*):([^\s@/\"'<>]+)@")
+_URL_AT = re.compile(r"([^\s:/@\"'<>]{0,128}):([^\s@/\"'<>]{1,256})@")
 # a name that ends in a secret word (checked on the name token only)
 _SECRET_NAME = re.compile(
     r"(?i)[\"']?(?:[A-Za-z0-9]+[_.-])*(?:"
@@ -127,7 +127,7 @@ _PLACEHOLDER = re.compile(
     r"os\.environ.*|process\.env.*|env\(.*|your[_-].*|changeme|example|redacted|bearer|basic|token|\.\.\.|…)$"
 )
 
-Span = tuple[int, int, str]  # replace text[start:end] with this
+Span = tuple[int, int, str | None]  # replace text[start:end] with this; None: leave it, skip past it
 
 
 def redact(text: str) -> tuple[str, Counter]:
@@ -190,12 +190,17 @@ def _is_jwt(s: str) -> bool:
 
 
 def _at_anchors(haystack: str, anchor: str, at: Callable[[int], Span | None]) -> list[Span]:
+    """Spans found at each anchor; the search resumes after a span, so a long value is
+    read once however many anchors it holds (linear, not quadratic, on hostile text)."""
     out, i = [], haystack.find(anchor)
     while i >= 0:
         span = at(i)
+        nxt = i + len(anchor)
         if span is not None:
-            out.append(span)
-        i = haystack.find(anchor, i + len(anchor))
+            if span[2] is not None:
+                out.append(span)
+            nxt = max(nxt, span[1])
+        i = haystack.find(anchor, nxt)
     return out
 
 
@@ -256,8 +261,10 @@ def _assignment(text: str, lower: str, p: int, counts: Counter) -> Span | None:
     if not lower.endswith(_NAME_ENDS, s, name_end) or not _SECRET_NAME.fullmatch(text, s, name_end):
         return None
     m = _SEP_VALUE.match(text, p)
-    if m is None or _is_harmless_value(m["value"]):
+    if m is None:
         return None
+    if _is_harmless_value(m["value"]):
+        return m.start("value"), m.end("value"), None
     counts["secret_assignment"] += 1
     return m.start("value"), m.end("value"), _quoted(m["value"], _mark("secret_assignment"))
 
@@ -267,8 +274,10 @@ _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 
 def _cli_flag(text: str, p: int, counts: Counter) -> Span | None:
     m = _CLI_FLAG_AT.match(text, p)
-    if m is None or _is_harmless_value(m["value"]):
+    if m is None:
         return None
+    if _is_harmless_value(m["value"]):
+        return m.start("value"), m.end("value"), None
     counts["secret_assignment"] += 1
     return m.start("value"), m.end("value"), _quoted(m["value"], _mark("secret_assignment"))
 

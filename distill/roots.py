@@ -58,6 +58,10 @@ def check_session_file(cfg: HookConfig, agent_id: str, session_file: str) -> tup
     try:
         resolved = os.path.realpath(given, strict=True)
     except FileNotFoundError:
+        parent = os.path.realpath(os.path.dirname(given))
+        if agent_id not in _owners(cfg, os.path.join(parent, os.path.basename(given))):
+            raise InvalidTask(f"session file {given} does not exist, and is not where agent {agent_id!r}'s "
+                              "transcripts live under a configured source root") from None
         raise SessionGone(f"session file {given} does not exist") from None
     except OSError as exc:
         raise InvalidTask(f"session file {given} cannot be read: {exc.strerror or exc}") from None

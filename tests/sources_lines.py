@@ -27,9 +27,11 @@ def png(n: int) -> str:
 
 
 def lay_out(lines: list[bytes]) -> list[tuple[bytes, int, int]]:
+    """``(line, start, end)`` as the tail hands them out: the line without its newline,
+    ``[start, end)`` with it."""
     out, pos = [], 0
     for line in lines:
-        out.append((line, pos, pos + len(line)))
+        out.append((line[:-1] if line.endswith(b"\n") else line, pos, pos + len(line)))
         pos += len(line)
     return out
 
@@ -140,3 +142,14 @@ GOOD_USER_LINE = {
     "claude-code": cc_user(SAY),
     "codex": cx_item("message", role="user", content=[{"type": "input_text", "text": SAY}]),
 }
+
+
+def respaced(lines: list[bytes]) -> list[bytes]:
+    """The same records as another writer would put them: spaces, ASCII escapes."""
+    out = []
+    for line in lines:
+        try:
+            out.append(json.dumps(json.loads(line)).encode() + b"\n")
+        except ValueError:
+            out.append(line)
+    return out

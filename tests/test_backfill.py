@@ -16,6 +16,7 @@ import pytest
 
 from distill.backfill import progress_printer, run_backfill
 from distill.config import load_settings
+from distill.cursor import Cursor
 from distill.lock import FileLock
 from distill.pipeline import run_distill
 from tests.fakes import FakeOpenAI
@@ -82,7 +83,7 @@ def test_backfill_reads_the_history_init_skipped_and_the_run_reads_the_rest(worl
     backfilled = texts(world)
     assert f"{len(backfilled)} memories added" in r.stdout and f"memories {len(backfilled)}" in r.stderr
     assert any("uv" in t for t in backfilled) and not any("staging" in t for t in backfilled)
-    bcur = json.loads((world / "state" / "backfill-cursor.json").read_text())["files"]
+    bcur = Cursor.load(world / "state" / "backfill-cursor.json").files
     limits = json.loads((world / "state" / "backfill.json").read_text())["limits"]
     assert {e["path"]: e["offset"] for e in bcur.values()} == {
         str(a): limits[next(k for k, e in bcur.items() if e["path"] == str(a))], str(b): b.stat().st_size}
@@ -177,7 +178,7 @@ def test_interrupted_backfill_resumes_without_loss_or_doubles(world, tmp_path):
     run_distill(load_settings(state_dir=ref / "state", agents_dir=ref / "agents", db=ref / "db",
                               max_messages_per_agent=3))
     assert got == texts(ref) and len(got) == len(set(got))
-    bcur = json.loads((world / "state" / "backfill-cursor.json").read_text())["files"]
+    bcur = Cursor.load(world / "state" / "backfill-cursor.json").files
     assert sorted(e["offset"] for e in bcur.values()) == sorted(f.stat().st_size for f in files)
 
 

@@ -25,7 +25,7 @@ def test_missing_cursor_is_empty_and_round_trips(tmp_path):
     (b'{"version":1,"files":{"1:2":', "not valid JSON"),
     (b'{"version":99,"files":{}}', "version 99"),
     (b'[1,2]', "no 'files' object"),
-    (b'{"version":1,"files":{"1:2":{"path":"/x"}}}', "'1:2' is malformed"),
+    (b'{"version":2,"files":{"1:2":{"path":"/x"}}}', "'1:2' is malformed"),
 ])
 def test_damaged_cursor_gives_an_actionable_message(tmp_path, content, words):
     (tmp_path / "cursor.json").write_bytes(content)
@@ -53,3 +53,26 @@ def test_seen_turns_are_kept_per_file(tmp_path):
     assert seen.load("3:4") == set()
     seen.drop("1:2")
     assert seen.load("1:2") == set()
+
+
+def test_cursor_of_jsonl_distill_py_is_carried_over(tmp_path):
+    """memory-lancedb-pro's script used the same state dir: its committed offsets are kept."""
+    import json
+
+    s = settings_for(tmp_path)
+    f = session(tmp_path)
+    f.write_bytes(header() + msg(fact(1)))
+    done = f.stat().st_size
+    with open(f, "ab") as fh:
+        fh.write(msg(fact(2)))
+    gone = str(tmp_path / "agents" / "main" / "sessions" / "gone.jsonl")
+    s.state_dir.mkdir(parents=True)
+    s.cursor_path.write_text(json.dumps({"version": 1, "files": {
+        str(f): {"agentId": "main", "inode": f.stat().st_ino, "committed": done, "pending": None,
+                 "pendingBatch": None, "lastSize": done, "updatedAtMs": 1},
+        gone: {"agentId": "main", "inode": 1, "committed": 10, "pending": None, "pendingBatch": None}}}))
+    out = cli(s, "run", "--json").stdout
+    import orjson
+
+    batch = orjson.loads(open(orjson.loads(out)["batchFile"], "rb").read())
+    assert [m["text"] for a in batch["agents"] for m in a["messages"]] == [fact(2)]

@@ -114,6 +114,15 @@ def test_negation_and_contradiction_are_other_memories(cosine):
     assert same("Decision: don't use pip; manage dependencies with uv.", "决定：使用 uv 而不是 pip 管理依赖。", cosine)
 
 
+def test_a_chinese_memory_that_names_nothing_the_english_one_names_is_another(cosine):
+    en = "Use uv instead of pip for Python dependencies.\nKeywords (zh): 依赖管理; uv; pip"
+    zh = "部署服务之前必须先运行数据库迁移脚本，否则启动会报错。\nKeywords (zh): 部署; 数据库迁移"
+    assert cosine(en, zh) >= LOCAL.cosine_cross  # close enough to be taken for a translation
+    assert not same(en, zh, cosine)
+    # language and weekday names are translated, so they do not count as missing
+    assert same("Do not run database migrations on Friday afternoons.", "周五下午不要执行数据库迁移。", cosine)
+
+
 def test_swapped_roles_are_another_memory(cosine):
     assert not same("format Python code with ruff, not black", "format Python code with black, not ruff", cosine)
 

@@ -45,6 +45,14 @@ def test_system_reminder_and_reply_tag_are_stripped():
     assert strip_injected(text) == "Fixed it."
 
 
+def test_queued_message_markers_go_and_the_messages_stay():
+    text = ("[Queued messages while agent was busy]\n\n---\nQueued #1\nuse port 8080 for the worker\n\n"
+            "---\nQueued #2\nand keep the logs for 7 days")
+    out = strip_injected(text)
+    assert out == "use port 8080 for the worker\n\nand keep the logs for 7 days"
+    assert not is_noise("user", out)
+
+
 def test_plain_text_is_unchanged():
     text = "Use `metadata` (a JSON string) for provenance: (untrusted) input stays data."
     assert strip_injected(text) == text
@@ -57,7 +65,6 @@ NOISE = [
     "You are running a boot check. Read BOOT.md and report.",
     "✅ New session started · model: gpt-5.2",
     "A new session was started via /new or /reset. Execute your Session Startup sequence now.",
-    "[Queued messages while agent was busy]\n\n---\nQueued #1\nhello",
     "/new",
     "/model gpt-5.2",
     "/compact keep the decisions",
@@ -130,3 +137,25 @@ def test_clip_never_splits_a_word():
     tail = tail.split("]…", 1)[1]
     for part in (head.split(), tail.split()):
         assert all(w in words for w in part)
+
+
+@pytest.mark.timeout(60)  # a guard against quadratic blow-ups (hours), not a speed target
+def test_hostile_text_is_stripped_in_linear_time():
+    n = 40_000
+    texts = [
+        "<relevant-memories>" * n,  # unterminated tags, many of them
+        "</relevant-memories><relevant-memories>x" * n,
+        "x (untrusted metadata):\n```json\n{}\n" * n,  # headers whose fence never closes
+        "[[reply_to_current " * n,
+        "Conversation context (untrusted, chronological):\n" + "line\n" * n,
+    ]
+    for text in texts:
+        out = strip_injected(text)
+        assert len(out) <= len(text)
+    assert strip_injected("keep <relevant-memories>a</relevant-memories> this <relevant-memories>b") == "keep this"
+
+
+@pytest.mark.timeout(60)
+def test_hostile_untrusted_headers_without_newlines():
+    for text in ("(untrusted" * 200_000, "a (untrusted b (metadata " * 50_000, ("x" * 100 + "(untrusted") * 20_000):
+        assert strip_injected(text)

@@ -109,3 +109,38 @@ def test_damaged_pending_batch_does_not_stall_other_files(tmp_path):
     cur = cursor_state(s)
     assert cur[str(b)] == (b.stat().st_size, {})
     assert cur[str(a)][0] == 0 and cur[str(a)][1]  # still pending: nothing of it was stored
+
+
+def test_a_batch_being_distilled_elsewhere_is_skipped_not_doubled(tmp_path):
+    import multiprocessing
+    from pathlib import Path
+
+    from distill.errors import LockBusy
+    from distill.lock import FileLock
+
+    a = write_session(tmp_path, "main", "s-a", EN)
+    s = settings(tmp_path)
+    batch_file = Path(create_batch(s).batchFile)
+    lock_path = batch_file.with_name(f".{batch_file.stem}.distill.lock")
+    ready, release = multiprocessing.Event(), multiprocessing.Event()
+
+    def holder():  # another process distilling this batch
+        with FileLock(lock_path):
+            ready.set()
+            release.wait(60)
+
+    proc = multiprocessing.get_context("fork").Process(target=holder)
+    proc.start()
+    try:
+        assert ready.wait(30)
+        with pytest.raises(LockBusy) as err:
+            distill_batch_file(s, batch_file, commit=True)
+        assert "another process" in str(err.value)
+        summary = run_distill(s)
+        assert summary.counters["batches_busy"] == 1 and summary.memories_added == 0
+        assert stored(s) == [] and pending_batches(s) == [batch_file]
+    finally:
+        release.set()
+        proc.join(30)
+    assert run_distill(s).memories_added == 2
+    assert cursor_state(s)[str(a)] == (a.stat().st_size, {}) and not lock_path.exists()

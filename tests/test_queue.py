@@ -69,6 +69,12 @@ def test_enqueue_writes_one_valid_task(env):
     assert len(inbox(env)) == 3
 
 
+def test_the_shipped_example_task_is_a_valid_task():
+    root = Path(__file__).resolve().parent.parent
+    task = Task.model_validate_json((root / "state.example" / "examples" / "task.json").read_text())
+    assert task.kind == "session_end" and task.attempts == 0
+
+
 def test_enqueue_imports_nothing_heavy(env):
     """The hook's fast path: no LanceDB, numpy, LLM SDKs, watchdog, not even pydantic."""
     f = session(env)

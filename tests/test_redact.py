@@ -156,3 +156,44 @@ def test_unicode_that_changes_length_when_lowercased_does_not_shift_redaction():
     out, _ = redact(text)
     assert secret not in out
     assert out.startswith("İİİİ " * 10) and out.endswith(" and more")
+
+
+def test_no_secret_reaches_a_batch_file(tmp_path):
+    """End to end: transcripts full of secrets, a real `distill run`, the batch file's bytes."""
+    import json
+    import subprocess
+    import sys
+
+    agents = tmp_path / "agents"
+    sessions = agents / "main" / "sessions"
+    sessions.mkdir(parents=True)
+    lines = [{"type": "session", "version": 3, "id": "s-secrets", "timestamp": "2026-11-29T10:00:00.000Z"}]
+    for i, (text, _, _) in enumerate(CORPUS):
+        role = ("user", "assistant")[i % 2]
+        content = text if role == "user" else [{"type": "text", "text": text}]
+        lines.append({"type": "message", "id": f"m{i}", "parentId": None, "timestamp": "2026-11-29T10:00:01.000Z",
+                      "message": {"role": role, "content": content}})
+        lines.append({"type": "message", "id": f"t{i}", "parentId": None, "timestamp": "2026-11-29T10:00:02.000Z",
+                      "message": {"role": "toolResult", "toolCallId": "c", "toolName": "bash",
+                                  "content": [{"type": "text", "text": f"Error: {text}"}], "isError": True}})
+    (sessions / "s-secrets.jsonl").write_text("".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines))
+    state = tmp_path / "state"
+    out = subprocess.run([sys.executable, "-m", "distill", "--state-dir", str(state), "--agents-dir", str(agents),
+                          "run", "--json"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    batch_file = json.loads(out.stdout)["batchFile"]
+    raw = open(batch_file, encoding="utf-8").read()
+    assert raw.count("[REDACTED:") >= len(CORPUS)
+    for _, secret, _ in CORPUS:
+        assert secret not in raw
+        assert json.dumps(secret)[1:-1] not in raw  # nor in its JSON-escaped form
+
+
+@pytest.mark.timeout(60)  # a guard against quadratic blow-ups, not a speed target
+def test_hostile_text_is_redacted_without_stalling():
+    for unit in ("a://", "x://u:", "password=", "password=$", "token: <", "-----BEGIN PRIVATE KEY-----",
+                 "-----END PRIVATE KEY-----", "eyJ", "Bearer ", "bearer", "AKIA", "sk-", "a_b-c.", "=", ":",
+                 "--password ", "--password $", "ghp_", ":AA"):
+        text = unit * (200_000 // len(unit))
+        out, _ = redact(text)
+        assert isinstance(out, str)

@@ -7,6 +7,7 @@ batch, that nothing is read twice, and that a counter names what was skipped.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import orjson
@@ -397,3 +398,63 @@ def test_secrets_never_reach_a_batch_file(tmp_path):
     leaked = [sec for sec in SECRETS if sec in raw or sec.split("://")[-1].split("@")[0] in raw]
     assert not leaked, leaked
     assert "[REDACTED:" in raw
+
+
+def test_rewrite_by_write_then_rename_is_not_distilled_twice(tmp_path):
+    s = settings_for(tmp_path)
+    f = session(tmp_path)
+    f.write_bytes(header() + msg(fact(1)) + msg(fact(2)))
+    commit(s, run(s)[0])
+    tmp = f.with_name("s1.jsonl.tmp")  # e.g. a compaction that writes a new file and renames it over
+    tmp.write_bytes(header() + msg(fact(2)) + msg(fact(3)))
+    os.replace(tmp, f)
+    res, b = run(s)
+    assert texts(b) == [fact(3)]
+    assert res.summary.counters["replaced"] == 1 and res.summary.counters["deleted"] == 1
+    assert len(Cursor.load(s.cursor_path).files) == 1
+
+
+def test_only_files_takes_the_short_path_and_agrees_with_the_full_walk(tmp_path, monkeypatch):
+    import distill.discover
+
+    s = settings_for(tmp_path)
+    a, c = session(tmp_path, "main", "a"), session(tmp_path, "ops", "c")
+    a.write_bytes(header() + msg(fact(1)))
+    c.write_bytes(header() + msg(fact(2)))
+    commit(s, run(s)[0])
+    append(a, msg(fact(3)))
+    append(c, msg(fact(4)))
+    walked = []
+    real = distill.discover.discover
+    monkeypatch.setattr(distill.discover, "discover", lambda *x, **k: walked.append(1) or real(*x, **k))
+    res, b = run(s, only_files={a})
+    assert texts(b) == [fact(3)] and not walked  # no walk over every root
+    assert res.summary.counters.get("renamed", 0) == 0  # same path spelling as the full walk
+    commit(s, res)
+    res, b = run(s)
+    assert texts(b) == [fact(4)] and walked
+    # a file outside the roots is never read, whatever a task names
+    stray = tmp_path / "elsewhere.jsonl"
+    stray.write_bytes(header() + msg(fact(5)))
+    assert run(s, only_files={stray})[0].action == "pending"
+
+
+def test_auto_format_detection_copes_with_a_long_first_line(tmp_path):
+    import base64
+    import json
+
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "config.toml").write_text('[[sources]]\npath = "../claude"\nagent_id = "claude-code"\n')  # format auto
+    f = tmp_path / "claude" / "p" / "abc.jsonl"
+    f.parent.mkdir(parents=True)
+    image = base64.b64encode(os.urandom(150_000)).decode()
+    first = {"type": "user", "uuid": "u1", "sessionId": "abc", "timestamp": "2026-11-22T10:00:00.000Z",
+             "message": {"role": "user", "content": [
+                 {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": image}},
+                 {"type": "text", "text": fact(1)}]}}
+    f.write_bytes((json.dumps(first) + "\n").encode())
+    from distill.config import load_settings
+
+    res, b = run(load_settings(state_dir=state, agents_dir=tmp_path / "none"))
+    assert texts(b) == [fact(1)] and not res.errors

@@ -105,3 +105,19 @@ def test_example_state_dir_gives_turns_from_every_source_but_the_distiller(tmp_p
     assert "never be distilled" not in everything  # the distiller's own session
     assert "<relevant-memories>" not in everything and "environment_context" not in everything
     assert all(m["file"].startswith(str(ex)) for ms in agents.values() for m in ms)
+
+
+def test_status_names_new_gone_and_out_of_scope_files(tmp_path):
+    s = settings_for(tmp_path)
+    a, b = session(tmp_path, "main", "a"), session(tmp_path, "ops", "b")
+    a.write_bytes(header() + msg(fact(1)))
+    b.write_bytes(header() + msg(fact(2)))
+    batch = js(cli(s, "run", "--json"))["batchFile"]
+    cli(s, "commit", "--batch-file", batch)
+    session(tmp_path, "main", "c").write_bytes(header() + msg(fact(3)))
+    a.unlink()  # after c exists, so c cannot reuse a's inode
+    st = js(cli(s, "status", "--json", env={"OPENCLAW_JSONL_DISTILL_ALLOWED_AGENT_IDS": "main"}))
+    states = {Path(f["path"]).name: (f["state"], f["behind"]) for f in st["files"]}
+    assert states["a.jsonl"] == ("gone", 0)
+    assert states["b.jsonl"] == ("out-of-scope", 0)
+    assert states["c.jsonl"] == ("new", len(header() + msg(fact(3))))

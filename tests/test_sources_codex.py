@@ -126,3 +126,9 @@ def test_legacy_rollout_without_envelopes():
     turns, _ = parse("codex", lines)
     assert brief(turns) == [("user", "keep ids stable"), ("assistant", "Ids are now per start byte.")]
     assert turns[0].session_id == "0198-legacy"
+
+
+def test_other_writers_spacing_and_escapes_give_the_same_turns():
+    from sources_lines import respaced
+
+    assert brief(parse("codex", respaced(TRANSCRIPT))[0]) == brief(parse("codex", TRANSCRIPT)[0])

@@ -189,3 +189,53 @@ def test_pretest_agrees_with_the_parser_on_generated_outputs():
               cx_item("custom_tool_call_output", call_id="c3", output=inner)]
         for name, lines in (("openclaw", oc), ("claude-code", cc), ("codex", cx)):
             assert_filter_loses_nothing(name, lines)
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_a_cut_surrogate_pair_is_repaired_and_counted(name: str):
+    bad = GOOD_USER_LINE[name].replace(b"keyed by", b"keyed \\ud83d by")
+    turns, counters = parse(name, [FIRST_LINES[name], bad], filtered=True)
+    assert counters["invalid_surrogate"] == 1
+    assert [t.text for t in turns if t.role == "user"] == ["the cursor must be keyed \ufffd by inode"]
+
+
+def random_blocks(rng, fmt: str) -> list:
+    text = {"openclaw": "text", "claude-code": "text", "codex": rng.choice(["input_text", "output_text"])}[fmt]
+    kinds = [lambda: {"type": text, "text": rng.choice(["", "ok", "the flock is per state dir", random_output(rng)])},
+             lambda: {"type": "thinking", "thinking": "hmm " * rng.randint(1, 50)},
+             lambda: {"type": "image", "data": "QUJD" * rng.randint(1, 3000), "mimeType": "image/png"},
+             lambda: {"type": "toolCall", "id": "c", "name": "bash", "arguments": {"type": "text", "content": "x"}},
+             lambda: {"type": "tool_use", "id": "t9", "name": "Edit", "input": {"file_path": "/a"}}]
+    if fmt == "claude-code":
+        kinds.append(lambda: {"tool_use_id": "t9", "type": "tool_result",
+                              "content": rng.choice([random_output(rng), [{"type": "text", "text": random_output(rng)}]]),
+                              **({"is_error": True} if rng.random() < 0.2 else {})})
+    return [rng.choice(kinds)() for _ in range(rng.randint(0, 4))]
+
+
+def test_pretest_agrees_with_the_parser_on_generated_messages():
+    import random
+
+    from sources_lines import cx_event
+
+    rng = random.Random(5)
+    for _ in range(600):
+        role = rng.choice(["user", "assistant"])
+        oc_content = rng.choice([random_blocks(rng, "openclaw"), rng.choice(["", "plain string", random_output(rng)])])
+        cc_content = rng.choice([random_blocks(rng, "claude-code"), rng.choice(["", "plain string", random_output(rng)])])
+        cx_content = random_blocks(rng, "codex")
+        oc = [FIRST_LINES["openclaw"], oc_msg(role, oc_content), oc_msg(role, oc_content, thinkingLevel="high")]
+        cc = [cc_assistant("m1", cc_content if isinstance(cc_content, list) else [{"type": "text", "text": cc_content}])
+              if role == "assistant" else cc_user(cc_content),
+              cc_assistant("m1", [{"type": "text", "text": "second part"}])]
+        cx = [FIRST_LINES["codex"], cx_item("message", role=rng.choice([role, "developer"]), content=cx_content),
+              cx_event(rng.choice(["user_message", "agent_message", "token_count"]), message=rng.choice(["", "hi there, use uv", "x"]))]
+        for name, lines in (("openclaw", oc), ("claude-code", cc), ("codex", cx)):
+            assert_filter_loses_nothing(name, lines)
+
+
+def test_a_session_id_from_the_transcript_cannot_smuggle_a_path():
+    header = jl({"type": "session", "version": 3, "id": "../../etc/passwd\nx", "timestamp": "2026-11-29T10:00:00.000Z"})
+    turns, counters = parse("openclaw", [header, GOOD_USER_LINE["openclaw"]], session_id="from-file-name")
+    assert turns[0].session_id == "from-file-name"
+    assert counters["bad_session_id"] == 1

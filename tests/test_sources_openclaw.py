@@ -161,3 +161,26 @@ def test_pretty_printed_or_reordered_lines_are_still_read():
     assert FMT.could_yield(odd)
     turns, _ = parse("openclaw", [odd])
     assert brief(turns) == [("tool", "[tool exec failed: bash: boom]")]
+
+
+def test_other_writers_spacing_and_escapes_give_the_same_turns():
+    from sources_lines import respaced
+
+    assert brief(parse("openclaw", respaced(TRANSCRIPT))[0]) == brief(parse("openclaw", TRANSCRIPT)[0])
+
+
+def test_tool_result_endings_the_pretest_reads():
+    body = "all good\n" * 3000
+    ok = [oc_tool_result("exec", body),
+          oc_tool_result("exec", body, details={"exitCode": 0}),
+          oc_tool_result("exec", body, details={"exitCode": 0, "durationMs": 12}),
+          oc_tool_result("exec", body, details={"exitCode": 0, "truncation": {"lines": 2000, "bytes": 50000}})]
+    failed = [oc_tool_result("exec", body, details={"exitCode": 2}),
+              oc_tool_result("exec", body, details={"exitCode": 0, "signal": None, "exitCodeOfChild": 1}),
+              oc_tool_result("exec", body, details={"truncation": {"lines": 9}, "exitCode": 137}),
+              oc_tool_result("exec", body, is_error=True, details={"exitCode": 0})]
+    assert [FMT.could_yield(line) for line in ok] == [False, False, False, False]
+    assert all(FMT.could_yield(line) for line in failed[0:1] + failed[2:])
+    turns, _ = parse("openclaw", [FIRST_LINES["openclaw"], *ok, *failed])
+    assert [t.role for t in turns] == ["tool", "tool", "tool"]  # exitCodeOfChild is not an exit code
+    assert_filter_loses_nothing("openclaw", [FIRST_LINES["openclaw"], *ok, *failed])

@@ -133,11 +133,16 @@ def test_second_store_object_sees_other_writers_rows_and_dedups_against_them(tmp
     writer = MemoryStore.open(s, embedder=local_embedder)
     writer.add([draft(UV)])
     assert [r.text for r in reader.list()] == [UV]
-    assert reader.search("迁移", mode="fts") == []
-    writer.add([draft(MIGRATE_ZH)])
-    assert reader.search("迁移", mode="fts")[0].text == MIGRATE_ZH
+    assert reader.search("Debian", mode="fts") == []
+    writer.add([draft(DEBIAN)])
+    assert reader.search("Debian", mode="fts")[0].text == DEBIAN
     assert reader.add([draft(UV, file="other.jsonl")])[0].status == "duplicate"
     assert reader.count() == 2
+
+
+def test_unrelated_english_and_chinese_memories_are_both_kept(store):
+    store.add([draft(UV)])
+    assert store.add([draft(MIGRATE_ZH)])[0].status == "added"
 
 
 def test_forget_by_prefix_refuses_short_and_ambiguous_prefixes(store):
@@ -207,3 +212,15 @@ def test_secrets_are_redacted_before_anything_is_stored(tmp_path):
     raw = json.dumps(raw_rows(store.settings), default=str)
     assert key not in raw and "[REDACTED:" in raw
     assert store.redacted["openai_key"] >= 1
+
+
+def test_indexed_search_in_a_small_scope_still_returns_all_its_rows(tmp_path):
+    s = settings_for(tmp_path, store_vector_index_min_rows=1000)
+    store = MemoryStore.open(s, embedder=HashEmbedder())
+    store.add([MemoryDraft(text=f"bulk memory number {i}", scope="global") for i in range(2000)]
+              + [MemoryDraft(text=f"tiny scope memory {i}", scope="agent:tiny") for i in range(6)])
+    store.compact()
+    assert ("vector",) in {tuple(i.columns) for i in store.table.list_indices()}
+    hits = store.search("tiny scope memory 2", mode="vector", scope="agent:tiny", limit=10)
+    assert sorted(h.text for h in hits) == sorted(f"tiny scope memory {i}" for i in range(6))
+    assert hits[0].text == "tiny scope memory 2" and hits[0].score > 0.99

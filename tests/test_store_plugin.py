@@ -7,7 +7,6 @@ import time
 
 import lancedb
 import numpy as np
-import pyarrow as pa
 import pytest
 
 from distill.store import MemoryDraft, MemoryStore

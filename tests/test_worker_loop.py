@@ -14,7 +14,7 @@ import pytest
 
 from distill.config import load_settings
 from distill.enqueue import enqueue
-from distill.errors import LockBusy, PermanentError, TransientError
+from distill.errors import BudgetExceeded, LockBusy, PermanentError, TransientError
 from distill.hookconfig import HookConfig
 from distill.queue import Queue, now_ms
 from distill.summary import RunSummary
@@ -108,6 +108,17 @@ def test_retry_after_longer_than_backoff_is_honoured(world):
     assert q.entries("inbox")[0].task.not_before_ms - now_ms() > 100_000
 
 
+def test_spent_budget_waits_for_the_next_utc_day(world):
+    settings, q, cfg, root = world
+    enqueue(cfg, "main", str(session(root)))
+    loop = TaskLoop(settings, q, runner=FakeRunner(BudgetExceeded("daily token budget 2000000 reached")))
+    loop.step()
+    task = q.entries("inbox")[0].task
+    midnight_ms = (now_ms() // 86_400_000 + 1) * 86_400_000
+    assert task.attempts == 1 and midnight_ms <= task.not_before_ms <= midnight_ms + 120_000
+    assert "daily token budget" in task.error
+
+
 def test_gives_up_after_max_attempts_with_the_error(world):
     settings, q, cfg, root = world
     enqueue(cfg, "main", str(session(root)))
@@ -158,10 +169,14 @@ def test_hostile_task_files_fail_at_once_and_good_ones_run(world):
         "relative-etc": {**base, "id": "a0000006", "session_file": "../../../etc/passwd"},
         "extra-field": {**base, "id": "a0000007", "session_file": str(f), "scope": "global"},
         "relative": {**base, "id": "a0000008", "session_file": "agents/main/sessions/s1.jsonl"},
+        "missing-outside": {**base, "id": "a0000009", "session_file": "/nonexistent/s1.jsonl"},
     }
+    old = now_ms() / 1000 - 60
     for i, (name, body) in enumerate(hostile.items()):
         raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-        (q.inbox / f"000000000000{i}-{name}.json").write_bytes(raw)
+        path = q.inbox / f"000000000000{i}-{name}.json"
+        path.write_bytes(raw)
+        os.utime(path, (old, old))
     enqueue(cfg, "main", str(f))
     runner = FakeRunner()
     loop = TaskLoop(settings, q, runner=runner)
@@ -177,6 +192,7 @@ def test_hostile_task_files_fail_at_once_and_good_ones_run(world):
     assert "distiller's own agent" in reasons["distiller"]
     assert "scope" in reasons["extra-field"]
     assert "not an absolute path" in reasons["relative"]
+    assert "does not exist, and is not where agent 'main'" in reasons["missing-outside"]
     assert loop.counts["rejected"] == len(hostile)
 
 
@@ -205,3 +221,47 @@ def test_abandon_puts_claimed_tasks_back_untouched(world):
     assert loop.step()
     assert q.counts() == {"inbox": 1, "processing": 0, "done": 0, "failed": 0}
     assert q.entries("inbox")[0].task.attempts == 0
+
+
+def test_full_pass_reads_every_root_and_never_raises(world):
+    settings, q, cfg, root = world
+    runner = FakeRunner(RunSummary(action="committed", memories_added=2), LockBusy("cron is running"),
+                        TransientError("503"))
+    loop = TaskLoop(settings, q, runner=runner)
+    assert loop.full_pass().memories_added == 2
+    assert loop.full_pass() is None and loop.full_pass() is None
+    assert runner.calls == [None, None, None]
+    assert loop.counts["memories_added"] == 2
+
+
+def test_daemon_runs_the_full_pass_only_when_configured(world):
+    from worker.daemon import Daemon
+
+    settings, q, cfg, root = world
+    runner = FakeRunner()
+    off = Daemon(settings, runner=runner)
+    off._full_pass_if_due()
+    settings.worker_full_pass_interval = 0.01
+    on = Daemon(settings, runner=runner)
+    on._last_full_pass -= 1
+    on._full_pass_if_due()
+    on._full_pass_if_due()  # not due again yet
+    assert runner.calls == [None]
+
+
+def test_a_task_file_still_being_written_is_not_rejected_yet(world):
+    settings, q, cfg, root = world
+    f = session(root)
+    path = q.inbox / "0000000000001-a0000009.json"
+    body = json.dumps({"id": "a0000009", "kind": "session_end", "agent_id": "main", "session_file": str(f),
+                       "created_at_ms": 1})
+    path.write_text(body[:20])  # a writer that does not rename into place, caught mid-write
+    runner = FakeRunner()
+    loop = TaskLoop(settings, q, runner=runner)
+    assert loop.step() is False and q.counts()["failed"] == 0
+    assert 0 < loop.next_wake_s() <= 2.1  # looked at again soon, not at the next idle rescan
+    path.write_text(body)
+    assert loop.step() is True and q.counts()["done"] == 1
+    path.write_text("{truncated")
+    os.utime(path, (now_ms() / 1000 - 5,) * 2)  # the writer gave up: now it is garbage
+    assert loop.step() is False and q.counts()["failed"] == 1

@@ -46,6 +46,7 @@ class Daemon:
         self.watcher = None
         self.crashed: BaseException | None = None
         self._added_seen = 0
+        self._last_full_pass = time.monotonic()  # the first one after an interval of serving
 
     # --- lifecycle
     def run(self) -> int:
@@ -151,12 +152,21 @@ class Daemon:
                 if self.once:
                     return
                 self._enqueue_quiet_files()
+                self._full_pass_if_due()
                 self.house.run()
                 self._status()
                 self.wake.wait(self._idle_timeout())
         except BaseException as exc:  # noqa: BLE001 - report and let the main thread exit non-zero
             self.crashed = exc
             log.exception("worker stopped by an unexpected error; tasks in processing/ return to the inbox at restart")
+
+    def _full_pass_if_due(self) -> None:
+        interval = self.settings.worker_full_pass_interval
+        if interval <= 0 or time.monotonic() - self._last_full_pass < interval:
+            return
+        self._last_full_pass = time.monotonic()
+        if self.loop.full_pass() is not None:
+            self.house.note_added(self._take_added())
 
     def _take_added(self) -> int:
         added = self.loop.counts["memories_added"] - self._added_seen
@@ -165,6 +175,8 @@ class Daemon:
 
     def _idle_timeout(self) -> float:
         waits = [IDLE_RESCAN_S, self.house.due_in()]
+        if self.settings.worker_full_pass_interval > 0:
+            waits.append(max(0.0, self._last_full_pass + self.settings.worker_full_pass_interval - time.monotonic()))
         nxt = self.loop.next_wake_s()
         if nxt is not None:
             waits.append(nxt + 0.01)

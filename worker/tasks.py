@@ -6,7 +6,8 @@ The oldest task carries the outcome; the others go to ``done/`` marked as coales
 
 Outcomes: success → ``done/`` with the run's stats. A :class:`DistillError` (LLM outage,
 budget, store trouble) → back to the inbox with ``attempts + 1`` and an exponential backoff
-``not_before``, or ``failed/`` with the error after ``worker_max_attempts``. The state lock
+``not_before`` (a spent token budget waits for the next UTC day, when the daily budget
+resets), or ``failed/`` with the error after ``worker_max_attempts``. The state lock
 being busy (cron's ``distill run``, a backfill) is not the task's fault: retried soon,
 attempts unchanged. A file that is not a valid task, or names a path or agent it may not,
 goes to ``failed/`` at once with the reason. The pipeline leaves a failed batch pending, so
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from distill.config import Settings
-from distill.errors import DistillError, LockBusy, TransientError
+from distill.errors import BudgetExceeded, DistillError, LockBusy, TransientError
 from distill.hookconfig import HookConfig
 from distill.queue import Entry, Queue, Task, now_ms
 from distill.roots import InvalidTask, SessionGone, check_session_file
@@ -35,12 +36,24 @@ log = logging.getLogger("distill-worker")
 Runner = Callable[..., RunSummary]
 MAX_BACKOFF_S = 3600.0
 BUSY_RETRY_S = 2.0
+SETTLE_S = 2.0  # an unparsable task file younger than this is left for the next scan
 
 
 def pipeline_runner(settings: Settings, *, only_files: set[Path] | None, progress: Callable[..., Any]) -> RunSummary:
     from distill.pipeline import run_distill
 
     return run_distill(settings, only_files=only_files, progress=progress)
+
+
+def _settled(path: Path) -> bool:
+    try:
+        return time.time() - path.stat().st_mtime >= SETTLE_S
+    except FileNotFoundError:
+        return False
+
+
+def _until_next_utc_day() -> float:
+    return 86400 - time.time() % 86400 + 60
 
 
 class _Group:
@@ -63,6 +76,7 @@ class TaskLoop:
         self.current: list[Path] = []
         self.current_label = ""
         self.heartbeat = time.monotonic()
+        self._recheck = False
         self.counts = {"done": 0, "retried": 0, "failed": 0, "rejected": 0, "coalesced": 0, "memories_added": 0}
 
     def warm_up(self) -> None:
@@ -87,10 +101,14 @@ class TaskLoop:
     def ready_group(self) -> _Group | None:
         """Reject invalid task files; return the group of the oldest ready task, if any."""
         now = now_ms()
+        self._recheck = False
         groups: dict[str, _Group] = {}
         first: _Group | None = None
         for entry in self.queue.entries("inbox"):
             if entry.problem:
+                if not _settled(entry.path):
+                    self._recheck = True  # a writer that does not rename into place may still be writing it
+                    continue
                 self._reject(entry.path, entry.problem)
                 continue
             task = entry.task
@@ -114,6 +132,8 @@ class TaskLoop:
     def next_wake_s(self) -> float | None:
         """Seconds until the earliest backed-off task becomes ready."""
         waits = [e.task.not_before_ms for e in self.queue.entries("inbox") if e.task]
+        if self._recheck:
+            waits.append(now_ms() + int(SETTLE_S * 1000))
         if not waits:
             return None
         return max(0.0, (min(waits) - now_ms()) / 1000)
@@ -194,11 +214,32 @@ class TaskLoop:
         delay = min(self.settings.worker_backoff_seconds * 2 ** (task.attempts - 1), MAX_BACKOFF_S)
         if isinstance(error, TransientError) and error.retry_after:
             delay = max(delay, min(error.retry_after, MAX_BACKOFF_S))
+        if isinstance(error, BudgetExceeded):
+            delay = max(delay, _until_next_utc_day())  # the daily budget resets at 00:00 UTC
         task.not_before_ms = now_ms() + int(delay * 1000)
         self.queue.retry(path, task)
         self.counts["retried"] += 1
         log.warning("%s -> retry %d/%d in %.0f s: %s", what, task.attempts,
                     self.settings.worker_max_attempts, delay, message)
+
+    def full_pass(self) -> RunSummary | None:
+        """One incremental run over every root: finishes tails no task names (a session renamed
+        to a ``.reset.`` archive after its hook fired, a hook that never ran). Stat-only when idle."""
+        started = time.monotonic()
+        self.current_label = "full pass"
+        try:
+            summary = self.runner(self.settings, only_files=None, progress=self.beat)
+        except LockBusy:
+            return None  # someone else is running over the same files right now
+        except Exception as exc:  # noqa: BLE001 - the pending batch is retried by the next run
+            log.warning("full pass -> failed (retried next pass): %s: %s", type(exc).__name__, exc)
+            return None
+        finally:
+            self.current_label = ""
+        self.counts["memories_added"] += summary.memories_added
+        if summary.action != "noop":
+            log.info("full pass -> done in %.2f s: %s", time.monotonic() - started, summary.line())
+        return summary
 
     def _reject(self, path: Path, reason: str) -> None:
         dst = self.queue.reject(path, reason)

@@ -8,10 +8,12 @@ numpy): ``distill enqueue`` is an agent hook's fast path.
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import sys
-from typing import Any, Callable
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: `distill enqueue` must not pay for importing typing
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any, Callable
 
 from ..errors import DistillError
 
@@ -19,6 +21,9 @@ COMMAND_MODULES = ("tails", "memories", "distill_cmd", "queue_cmds")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+    import importlib
+
     parser = argparse.ArgumentParser(
         prog="distill",
         description="Distill agent session transcripts into a shared LanceDB memory.",
@@ -54,6 +59,8 @@ def command(sub: Any, name: str, handler: Callable[[Any, argparse.Namespace], An
 
 
 def add_global_flags_sub(parser: argparse.ArgumentParser) -> None:
+    import argparse
+
     # SUPPRESS keeps a flag given before the subcommand from being reset to None after it
     parser.add_argument("--state-dir", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     parser.add_argument("--agents-dir", default=argparse.SUPPRESS, help=argparse.SUPPRESS)

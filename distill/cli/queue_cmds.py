@@ -9,6 +9,7 @@ the same behaviour when reached through the full CLI.
 from __future__ import annotations
 
 import argparse
+import sys
 
 from . import command
 from ..enqueue import add_enqueue_args
@@ -51,5 +52,10 @@ def _backfill(settings, args: argparse.Namespace):
     from ..backfill import progress_printer, run_backfill
 
     show = None if args.json or args.dry_run else progress_printer()
-    return run_backfill(settings, agent=args.agent, since=args.since, until=args.until,
-                        dry_run=args.dry_run, progress=show)
+    try:
+        return run_backfill(settings, agent=args.agent, since=args.since, until=args.until,
+                            dry_run=args.dry_run, progress=show)
+    except BaseException:
+        if show is not None and sys.stderr.isatty():
+            sys.stderr.write("\n")  # end the progress bar's line before the error message
+        raise

@@ -8,17 +8,19 @@ Usage (the tail does this per file per run)::
         if fmt.could_yield(line):
             turns += parser.feed(line, start, end)
     turns += parser.finish()
+
+Importing this package is cheap (discovery only needs ``is_archive_name``, and a no-op run
+must stay fast): the format modules, with their compiled patterns and pydantic models, are
+loaded on first use.
 """
 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError
-from .base import ParseCounters, SourceFormat, SourceParser, Turn, TurnLimits, UnknownFormat
-from .claude_code import ClaudeCodeFormat
-from .codex import CodexFormat
-from .openclaw import OpenClawFormat
+if TYPE_CHECKING:
+    from .base import SourceFormat
 
 __all__ = [
     "FORMATS",
@@ -33,20 +35,43 @@ __all__ = [
     "is_archive_name",
 ]
 
-FORMATS: dict[str, SourceFormat] = {f.name: f for f in (OpenClawFormat(), ClaudeCodeFormat(), CodexFormat())}
-
+FORMAT_NAMES = ("openclaw", "claude-code", "codex")
 # Detection order: the most specific first line first.
 _DETECT_ORDER = ("openclaw", "codex", "claude-code")
 
 _ARCHIVE = re.compile(r"\.jsonl\.(?:reset|deleted)\.|\.lock$")
+_formats: dict[str, SourceFormat] = {}
+
+
+def _load() -> dict[str, SourceFormat]:
+    if not _formats:
+        from .claude_code import ClaudeCodeFormat
+        from .codex import CodexFormat
+        from .openclaw import OpenClawFormat
+
+        for f in (OpenClawFormat(), ClaudeCodeFormat(), CodexFormat()):
+            _formats[f.name] = f
+    return _formats
+
+
+def __getattr__(name: str) -> Any:
+    if name == "FORMATS":
+        return _load()
+    if name in ("ParseCounters", "SourceFormat", "SourceParser", "Turn", "TurnLimits", "UnknownFormat"):
+        from . import base
+
+        return getattr(base, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def get_format(name: str) -> SourceFormat:
     try:
-        return FORMATS[name]
+        return _load()[name]
     except KeyError:
+        from ..errors import ConfigError
+
         raise ConfigError(
-            f"unknown transcript format {name!r}; known formats: {', '.join(FORMATS)} "
+            f"unknown transcript format {name!r}; known formats: {', '.join(FORMAT_NAMES)} "
             f"(or \"auto\" to detect it from each file's first line)"
         ) from None
 
@@ -54,15 +79,17 @@ def get_format(name: str) -> SourceFormat:
 def detect_format(first_line: bytes, path: str) -> SourceFormat:
     """The format whose first line this is, or ``UnknownFormat`` naming the file and showing
     how its first line starts."""
+    formats = _load()
     for name in _DETECT_ORDER:
-        fmt = FORMATS[name]
-        if fmt.detect(first_line):
-            return fmt
+        if formats[name].detect(first_line):
+            return formats[name]
+    from .base import UnknownFormat
+
     shown = first_line[:120].decode("utf-8", errors="replace").rstrip()
     more = "…" if len(first_line) > 120 else ""
     raise UnknownFormat(
         f"{path}: not a known transcript format (first line starts with {shown!r}{more}); "
-        f"known formats: {', '.join(FORMATS)}. If it is one of them, set format = \"<name>\" "
+        f"known formats: {', '.join(FORMAT_NAMES)}. If it is one of them, set format = \"<name>\" "
         f"on its source root in config.toml; otherwise move the file out of the source root."
     )
 

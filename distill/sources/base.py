@@ -9,6 +9,7 @@ transcript's bytes are successful tool output and base64 images.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -134,6 +135,11 @@ def _repair(line: bytes, counters: Counter) -> object | None:
     except UnicodeDecodeError:
         counters["invalid_utf8"] += 1
         fixed = fixed.decode("utf-8", errors="replace").encode("utf-8")
+    if b"\\u" in fixed:
+        unpaired = _LONE_SURROGATE.sub(lambda m: m[1] or b"\\ufffd", fixed)
+        if unpaired != fixed:
+            counters["invalid_surrogate"] += 1
+            fixed = unpaired
     if fixed is line:
         counters["invalid_json"] += 1
         return None
@@ -142,6 +148,10 @@ def _repair(line: bytes, counters: Counter) -> object | None:
     except orjson.JSONDecodeError:
         counters["invalid_json"] += 1
         return None
+
+
+# a \\u escape of half a surrogate pair (a cut emoji): orjson refuses the whole line
+_LONE_SURROGATE = re.compile(rb"(\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 def iso_to_ms(value: object) -> int:
@@ -160,6 +170,25 @@ def iso_to_ms(value: object) -> int:
 
 def str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+_SESSION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+
+
+def id_or_none(value: object) -> str | None:
+    """An entry id read from the transcript, if it looks like one (provenance only)."""
+    return value if isinstance(value, str) and _SESSION_ID.fullmatch(value) else None
+
+
+def session_id_or_none(value: object, counters: Counter) -> str | None:
+    """A session id read from the transcript, if it looks like one. It is only provenance,
+    but transcript text must not be able to put anything else there (a path, a newline)."""
+    if not isinstance(value, str) or not value:
+        return None
+    if _SESSION_ID.fullmatch(value):
+        return value
+    counters["bad_session_id"] += 1
+    return None
 
 
 # --- big binary blobs ------------------------------------------------------------------

@@ -7,9 +7,10 @@ Each line is one record: ``type`` user / assistant / system / summary / file-his
 
 Choices:
 - One API message is streamed as several assistant lines repeating ``message.id``, one
-  block each; their text becomes one turn whose byte range runs from the first line's start
-  to the last line's end. It is emitted when another message starts, when any other turn is
-  produced, or at ``finish()``.
+  block each; their text becomes one turn whose byte range runs from the start of its first
+  line with text to the end of its last. It is emitted when another message's text starts,
+  when any other turn is produced, or at ``finish()``. Lines that carry no text never end
+  it, so skipping them (the bytes pre-test) changes nothing.
 - Tool results live in user lines. Successful ones are dropped, failed ones become one trace
   turn. A user line with only tool results is not a user turn; one with text and a failed
   tool result gives one user turn with the trace appended (one turn per line keeps turn ids,
@@ -25,8 +26,11 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from .base import Turn, TurnLimits, decode_line, drop_blobs, finish_text, iso_to_ms, str_or_none
-from .toolfail import WINDOW_BYTES, bytes_window_may_fail, error_line, trace
+from .base import (
+    Turn, TurnLimits, decode_line, drop_blobs, finish_text, id_or_none, iso_to_ms, session_id_or_none,
+)
+from ..noise import clip
+from .toolfail import error_line, trace
 
 _MAX_TOOL_NAMES = 2048
 _BLOB_KEYS = (b'"data":"',)  # image data: emptied before decoding
@@ -57,7 +61,9 @@ class ClaudeCodeFormat:
             # text gives a turn, tool_use gives the tool's name for a later failure trace
             return b'"type":"text"' in line or b'"type":"tool_use"' in line or b'"content":"' in line
         if b'"type":"user"' in head:
-            return _user_may_yield(line, head)
+            # A tool result's is_error sits between the output and its copy in toolUseResult:
+            # no bounded test finds it, and scanning the line costs more than decoding it.
+            return True
         if any(b'"type":"%s"' % t in head[:64] or b',"type":"%s"' % t in head for t in _NEVER):
             return False
         return True
@@ -68,39 +74,7 @@ class ClaudeCodeFormat:
         return ClaudeCodeParser(agent_id=agent_id, file=file, session_id=session_id, counters=counters, limits=limits)
 
 
-_RESULT = b'"type":"tool_result"'
-_TEXT_BLOCK = b'{"type":"text","text":"'
 _NEVER = (b"system", b"summary", b"file-history-snapshot", b"queue-operation")
-
-
-def _user_may_yield(line: bytes, head: bytes) -> bool:
-    """A user line whose first block is a tool result is a tool-result line: it yields only
-    when a result failed (error flag or an error line at the start of its output)."""
-    first_is_result = b'"content":[{"tool_use_id":"' in head or b'"content":[{"type":"tool_result"' in head
-    if not first_is_result:
-        return True
-    if b'"is_error":true' in line:
-        return True
-    i = line.find(_RESULT)
-    while i >= 0:
-        if _result_may_fail(line, i + len(_RESULT)):
-            return True
-        i = line.find(_RESULT, i + len(_RESULT))
-    return False
-
-
-def _result_may_fail(line: bytes, at: int) -> bool:
-    """``at`` is just past ``"type":"tool_result"``; its ``content`` usually follows."""
-    for key in (b',"content":"', b',"content":[' + _TEXT_BLOCK):
-        if line.startswith(key, at):
-            s = at + len(key)
-            return bytes_window_may_fail(line[s : s + WINDOW_BYTES])
-    if line.startswith(b',"content":[]', at):
-        return False
-    if line.startswith(b',"content":[{"type":"image"', at):
-        j = line.find(_TEXT_BLOCK, at)  # base64 never contains it: the first text block, if any
-        return j >= 0 and bytes_window_may_fail(line[j + len(_TEXT_BLOCK) : j + len(_TEXT_BLOCK) + WINDOW_BYTES])
-    return True  # keys in another order: decode to be sure
 
 
 @dataclass
@@ -113,6 +87,20 @@ class _Held:
     ts: int
     session_id: str
     parts: list[str] = field(default_factory=list)
+    seen: set[int] = field(default_factory=set)  # hashes of the parts, to drop repeated blocks
+    size: int = 0
+
+    def add(self, texts: list[str], max_chars: int) -> None:
+        for t in texts:
+            h = hash(t)
+            if h in self.seen:
+                continue
+            self.seen.add(h)
+            self.parts.append(t)
+            self.size += len(t)
+        if self.size > 8 * max_chars:  # a runaway stream: keep head and tail, as clip would
+            joined, _ = clip("\n\n".join(self.parts), 2 * max_chars)
+            self.parts, self.size = [joined], len(joined)
 
 
 class ClaudeCodeParser:
@@ -126,7 +114,7 @@ class ClaudeCodeParser:
         obj = decode_line(drop_blobs(line, _BLOB_KEYS), self.counters)
         if obj is None:
             return []
-        sid = str_or_none(obj.get("sessionId"))
+        sid = session_id_or_none(obj.get("sessionId"), self.counters)
         if sid:
             self.session_id = sid
         kind = obj.get("type")
@@ -159,15 +147,17 @@ class ClaudeCodeParser:
                 texts.append(b["text"])
             elif b.get("type") == "tool_use" and isinstance(b.get("id"), str):
                 self._remember_tool(b["id"], b.get("name"))
-        mid = str_or_none(msg.get("id")) or str_or_none(obj.get("uuid")) or f"@{start}"
+        mid = id_or_none(msg.get("id")) or id_or_none(obj.get("uuid")) or f"@{start}"
+        if not texts:
+            return []  # thinking or tool use only: no text, and no reason to end a held message
         held = self._held
         if held is not None and held.message_id == mid:
-            held.parts.extend(t for t in texts if t not in held.parts)
+            held.add(texts, self.limits.max_turn_chars)
             held.end = end
             return []
         out = self._flush()
-        if texts:
-            self._held = _Held(mid, start, end, iso_to_ms(obj.get("timestamp")), self.session_id, texts)
+        self._held = _Held(mid, start, end, iso_to_ms(obj.get("timestamp")), self.session_id)
+        self._held.add(texts, self.limits.max_turn_chars)
         return out
 
     def _flush(self) -> list[Turn]:
@@ -178,7 +168,7 @@ class ClaudeCodeParser:
         if text is None:
             return []
         return [Turn(agent_id=self.agent_id, session_id=held.session_id, file=self.file, start=held.start,
-                     end=held.end, entry_id=held.message_id, ts=held.ts, role="assistant", text=text)]
+                     end=held.end, entry_id=None if held.message_id.startswith("@") else held.message_id, ts=held.ts, role="assistant", text=text)]
 
     def _remember_tool(self, tool_id: str, name: object) -> None:
         if len(self._tool_names) >= _MAX_TOOL_NAMES:
@@ -207,16 +197,17 @@ class ClaudeCodeParser:
                 t = self._tool_result(b)
                 if t:
                     traces.append(t)
-        out = self._flush()
         text = finish_text("user", "\n\n".join(texts), self.limits, self.counters) if texts else None
         role = "user"
         if traces:
             joined = "\n".join(traces)
             text = f"{text}\n{joined}" if text else joined
             role = "user" if texts and text != joined else "tool"
+        out: list[Turn] = []
         if text:
+            out = self._flush()  # a turn from another line ends a held message
             out.append(Turn(agent_id=self.agent_id, session_id=self.session_id, file=self.file, start=start,
-                            end=end, entry_id=str_or_none(obj.get("uuid")), ts=iso_to_ms(obj.get("timestamp")),
+                            end=end, entry_id=id_or_none(obj.get("uuid")), ts=iso_to_ms(obj.get("timestamp")),
                             role=role, text=text))
         return out
 

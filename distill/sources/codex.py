@@ -26,7 +26,9 @@ from collections import Counter, deque
 
 import orjson
 
-from .base import Turn, TurnLimits, decode_line, drop_blobs, finish_text, iso_to_ms, str_or_none
+from .base import (
+    Turn, TurnLimits, decode_line, drop_blobs, finish_text, id_or_none, iso_to_ms, session_id_or_none,
+)
 from .toolfail import WINDOW_BYTES, bytes_window_may_fail, error_line, header_exit_code, trace
 
 _ENVELOPE_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
@@ -102,7 +104,7 @@ def _output_may_fail(line: bytes) -> bool:
     v = i + 9
     if line.startswith(b'"{\\"output\\":\\"', v):  # {"output": "...", "metadata": {"exit_code": N}}
         s = v + 15
-        if bytes_window_may_fail(line[s : s + WINDOW_BYTES], nested=True):
+        if bytes_window_may_fail(line[s : s + WINDOW_BYTES], nested=True, exit_headers=True):
             return True
         j = line.rfind(b'exit_code\\":', max(s, len(line) - 512))
         if j < 0:
@@ -112,7 +114,7 @@ def _output_may_fail(line: bytes) -> bool:
     if line.startswith(b'"', v):
         if line.startswith(b'"{', v):
             return True  # some other JSON-in-a-string: decode
-        return bytes_window_may_fail(line[v + 1 : v + 1 + WINDOW_BYTES])
+        return bytes_window_may_fail(line[v + 1 : v + 1 + WINDOW_BYTES], exit_headers=True)
     return line.startswith(b"{", v)  # an object: unusual, decode; a list (images): no
 
 
@@ -150,8 +152,9 @@ class CodexParser:
     def finish(self) -> list[Turn]:
         return []
 
-    def _set_session(self, sid: object) -> None:
-        if isinstance(sid, str) and sid:
+    def _set_session(self, value: object) -> None:
+        sid = session_id_or_none(value, self.counters)
+        if sid:
             self.session_id = sid
 
     def _item(self, p: dict, ts: int, start: int, end: int) -> list[Turn]:
@@ -214,7 +217,7 @@ class CodexParser:
         if text is None:
             return []
         return [Turn(agent_id=self.agent_id, session_id=self.session_id, file=self.file, start=start, end=end,
-                     entry_id=str_or_none(entry_id), ts=ts, role=role, text=text)]
+                     entry_id=id_or_none(entry_id), ts=ts, role=role, text=text)]
 
 
 def _message_text(content: object) -> str:

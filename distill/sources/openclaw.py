@@ -9,16 +9,25 @@ line that does not start exactly like that is always decoded.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import orjson
 
-from .base import Turn, TurnLimits, decode_line, drop_blobs, finish_text, iso_to_ms, str_or_none
+from .base import (
+    Turn, TurnLimits, decode_line, drop_blobs, finish_text, id_or_none, iso_to_ms, session_id_or_none, str_or_none,
+)
 from .toolfail import WINDOW_BYTES, bytes_window_may_fail, error_line, trace
 
 _HEAD = b'{"type":"'
+_MESSAGE = b'{"type":"message",'
 _ROLE_AT = b'"message":{"role":"'
 _TEXT_BLOCK = b'{"type":"text","text":"'
+_LIST_TEXT = b"[" + _TEXT_BLOCK
+# the end of a successful tool result as OpenClaw writes it: content, details, isError, timestamp
+_PLAIN_SUCCESS_TAIL = re.compile(
+    rb'\],(?:"details":\{"exitCode":0(?:,"durationMs":\d+)?\},)?"isError":false(?:,"timestamp":\d+)?\}\}\r?\n?\Z'
+)
 _BLOB_KEYS = (b'"data":"',)  # image data: emptied before decoding
 
 
@@ -35,31 +44,22 @@ class OpenClawFormat:
         return isinstance(obj, dict) and obj.get("type") == "session" and "payload" not in obj
 
     def could_yield(self, line: bytes) -> bool:
-        if not line.startswith(_HEAD):
-            return True  # unusual writer or a damaged line: let the parser decide and count
-        end = line.find(b'"', 9, 64)
-        if end < 0:
-            return True
-        kind = line[9:end]
-        if kind == b"session":
-            return True
-        if kind != b"message":
-            return False  # custom, compaction, model_change, …: never a turn
+        if not line.startswith(_MESSAGE):
+            if not line.startswith(_HEAD):
+                return True  # unusual writer or a damaged line: let the parser decide and count
+            # session header: yes (session id); custom, compaction, model_change, …: never a turn
+            return line.startswith(b'{"type":"session"')
         r = line.find(_ROLE_AT, 0, 600)
         if r < 0:
             return True
         rs = r + len(_ROLE_AT)
-        role = line[rs : line.find(b'"', rs, rs + 40)]
-        if role == b"user" or role == b"bashExecution":
-            return True
-        if role == b"assistant":
-            after = line[rs + 10 : rs + 23]
-            if after == b',"content":[{':  # blocks: only text blocks make a turn
-                return b'"type":"text"' in line
-            return True  # string content, or keys in another order
-        if role == b"toolResult":
+        if line.startswith(b'toolResult"', rs):
             return _tool_result_may_fail(line)
-        return False
+        if line.startswith(b'assistant","content":[{', rs):  # blocks: only text blocks make a turn
+            return b'"type":"text"' in line
+        # user, bashExecution, assistant with string content or keys in another order: decode;
+        # other roles (custom, …) never make a turn
+        return line.startswith((b'user"', b'assistant"', b'bashExecution"'), rs)
 
     def new_parser(
         self, *, agent_id: str, file: str, session_id: str, counters: Counter, limits: TurnLimits
@@ -68,25 +68,26 @@ class OpenClawFormat:
 
 
 def _tool_result_may_fail(line: bytes) -> bool:
-    """Bounded work whatever the line's size: its head (where ``content`` starts), its tail
-    (``details`` and ``isError``, which OpenClaw writes after the content) and a window at
-    the start of the output text. Anything not in that canonical order is decoded."""
+    """Bounded work whatever the line's size: its head (where ``content`` starts), its last
+    KiB (``details`` and ``isError``, which OpenClaw writes after the content, in that order)
+    and a window at the start of the output text. Anything not in that order is decoded; a
+    writer that put ``details`` before some other large key would defeat the tail test."""
     c = line.find(b',"content":', 0, 1024)
     if c < 0 or line.find(b'"details":', 0, c) >= 0:
         return True
     tail_at = max(c, len(line) - 1024)
-    tail = line[tail_at:]
-    e = tail.rfind(b',"isError":')
-    if e <= 0 or tail.find(b'"details":', e) >= 0:
-        return True
-    if not tail.startswith(b"false", e + 11):
-        return True  # true, or an unexpected value
-    before = tail[e - 1 : e]
-    if before == b"}":  # a details object sits between the content and isError
-        d = tail.rfind(b',"details":{', 0, e)
-        if d <= 0 or tail[d - 1 : d] != b"]" or _nonzero_exit_code(tail[d:e]):
+    k = line.rfind(b"],", max(c, len(line) - 160))
+    if k > c and _PLAIN_SUCCESS_TAIL.match(line, k) and line.find(b'"details":', tail_at, k) < 0:
+        return _first_text_may_fail(line, c + 11)  # the usual ending, checked in one step
+    e = line.rfind(b',"isError":', tail_at)
+    if e <= tail_at or not line.startswith(b"false", e + 11) or line.find(b'"details":', e) >= 0:
+        return True  # isError true, odd, or not where OpenClaw puts it
+    before = line[e - 1]
+    if before == 125:  # "}": a details object sits between the content and isError
+        d = line.rfind(b',"details":{', tail_at, e)
+        if d <= tail_at or line[d - 1] != 93 or _nonzero_exit_code(line[d:e]):
             return True
-    elif before != b"]":
+    elif before != 93:  # "]": the content array ends right there
         return True
     return _first_text_may_fail(line, c + 11)
 
@@ -95,8 +96,8 @@ def _first_text_may_fail(line: bytes, v: int) -> bool:
     """``v``: where the content value starts."""
     if line.startswith(b'"', v):
         return bytes_window_may_fail(line[v + 1 : v + 1 + WINDOW_BYTES])
-    if line.startswith(b"[" + _TEXT_BLOCK, v):
-        s = v + 1 + len(_TEXT_BLOCK)
+    if line.startswith(_LIST_TEXT, v):
+        s = v + len(_LIST_TEXT)
         return bytes_window_may_fail(line[s : s + WINDOW_BYTES])
     if line.startswith(b"[]", v):
         return False
@@ -127,7 +128,7 @@ class OpenClawParser:
             return []
         kind = obj.get("type")
         if kind == "session":
-            sid = str_or_none(obj.get("id"))
+            sid = session_id_or_none(obj.get("id"), self.counters)
             if sid:
                 self.session_id = sid
             return []
@@ -187,7 +188,7 @@ class OpenClawParser:
             return []
         ts = iso_to_ms(obj.get("timestamp")) or iso_to_ms(msg.get("timestamp"))
         return [Turn(agent_id=self.agent_id, session_id=self.session_id, file=self.file, start=start, end=end,
-                     entry_id=str_or_none(obj.get("id")), ts=ts, role=role, text=text)]
+                     entry_id=id_or_none(obj.get("id")), ts=ts, role=role, text=text)]
 
 
 def _content_text(content: object) -> str:

@@ -51,9 +51,8 @@ _ESCAPED_CJK = tuple(
 )
 # on the first line, where it is known: a start word at its start, or a marker anywhere
 _BYTE_ANYWHERE = tuple(m.encode() for m in _ANYWHERE) + _ESCAPED_CJK
-_FIRST_LINE_FAILS = re.compile(
-    rb"\A[^a-z0-9]*(?:" + b"|".join(m.encode() for m in _STARTS) + rb")|" + b"|".join(map(re.escape, _BYTE_ANYWHERE))
-)
+_STARTS_AT = re.compile(rb"[^a-z0-9]*(?:" + b"|".join(m.encode() for m in _STARTS) + rb")")
+_ANYWHERE_IN = re.compile(b"|".join(map(re.escape, _BYTE_ANYWHERE)))
 # on the whole window, where it is not: any of them anywhere
 _BYTE_MARKERS = tuple(m.encode() for m in _STARTS) + _BYTE_ANYWHERE
 _BYTE_HEADERS = (b"exit code:", b"wall time:", b"output:", b"process exited with code", b"chunk id:",
@@ -96,7 +95,7 @@ def first_error_line(output: str) -> str:
     return last
 
 
-def bytes_window_may_fail(window: bytes, *, nested: bool = False) -> bool:
+def bytes_window_may_fail(window: bytes, *, nested: bool = False, exit_headers: bool = False) -> bool:
     """Bytes pre-test for ``error_line`` / ``header_exit_code``. ``window`` starts where the
     output text starts (inside its JSON string) and is ``WINDOW_BYTES`` long.
 
@@ -104,27 +103,50 @@ def bytes_window_may_fail(window: bytes, *, nested: bool = False) -> bool:
     split at escaped newlines — and, where the escapes make that line uncertain, at the whole
     window: it may say yes wrongly, never no wrongly. ``nested``: the text is a JSON string
     inside a JSON string (Codex's ``{"output": …}`` form), so a newline is ``\\\\n`` there.
+    ``exit_headers``: the format reads ``Exit code: N`` headers (Codex) — also look for those.
     """
+    if not exit_headers:
+        nl = window.find(b"\\n", 0, 400)
+        if nl > 0:  # the usual case: a plain first line inside the string, decided at once
+            line = window[:nl]
+            if b'"' not in line and b"\\" not in line and line.isascii():
+                low = line.lower()
+                if _STARTS_AT.match(low) or _ANYWHERE_IN.search(low):
+                    return True
+                if _ALNUM.search(low) and not low.lstrip().startswith(_BYTE_HEADERS):
+                    return False
     low = _string_head(window).lower()
-    if _nonzero_after(low, b"exit code:") or _nonzero_after(low, b"exited with code"):
+    if exit_headers and b"code" in low and (
+        _nonzero_after(low, b"exit code:") or _nonzero_after(low, b"exited with code")
+    ):
         return True
-    pos, want = 0, 1 if nested else 0
+    pos = 0
     while pos < len(low):
         nl = low.find(b"\\n", pos)
-        line = low[pos : nl if nl >= 0 else len(low)]
-        if (nl >= 0 and len(line) - len(line.rstrip(b"\\")) != want) or _odd_escape(line):
-            # an escaped backslash before "n" (not a newline), or \r, \u2028, …, where
-            # splitlines() may cut elsewhere: the whole window decides
+        line = low[pos:nl] if nl >= 0 else low[pos:]
+        if b"\\" in line:
+            if (nl >= 0 and _escaped_n(line, nested)) or _odd_escape(line):
+                # an escaped backslash before "n" (not a newline), or \r, \u2028, …, where
+                # splitlines() may cut elsewhere: the whole window decides
+                return _has_marker(low, _BYTE_MARKERS)
+            line = line.replace(b"\\t", b" ").strip(b" \\")
+        elif not line.isascii() and _raw_line_break(line):
             return _has_marker(low, _BYTE_MARKERS)
-        text = line.replace(b"\\t", b" ").strip(b" \\")
-        if _FIRST_LINE_FAILS.search(text):
+        if _STARTS_AT.match(line) or _ANYWHERE_IN.search(line):
             return True
-        if _ALNUM.search(text) and not text.startswith(_BYTE_HEADERS):
+        if _ALNUM.search(line) and not line.lstrip().startswith(_BYTE_HEADERS):
             return False  # the first real line, and it is not an error line
         if nl < 0:
             return True  # the text ends before a real line: unsure
         pos = nl + 2
     return True
+
+
+def _escaped_n(line: bytes, nested: bool) -> bool:
+    """The ``\\n`` after ``line`` is not a newline: it follows an escaped backslash (the
+    count of backslashes before it is not what a newline at this nesting leaves)."""
+    trailing = len(line) - len(line.rstrip(b"\\"))
+    return trailing != (1 if nested else 0)
 
 
 def _string_head(window: bytes) -> bytes:
@@ -143,8 +165,10 @@ def _string_head(window: bytes) -> bytes:
 def _odd_escape(line: bytes) -> bool:
     """Line breaks for ``str.splitlines`` other than ``\\n``: ``\\r``, ``\\f``, ``\\u…``
     (\\u000b, \\u2028, …) and raw U+0085 / U+2028 / U+2029."""
-    if b"\\" in line and (b"\\r" in line or b"\\u" in line or b"\\f" in line):
-        return True
+    return b"\\r" in line or b"\\u" in line or b"\\f" in line or _raw_line_break(line)
+
+
+def _raw_line_break(line: bytes) -> bool:
     return b"\xc2\x85" in line or b"\xe2\x80\xa8" in line or b"\xe2\x80\xa9" in line
 
 

@@ -31,7 +31,6 @@ _KEYWORDS_LINE = re.compile(r"(?:\A|\n)[ \t]*keywords[ \t]*\(zh\)[ \t]*:[^\n]*\s
 _KEEP_INSIDE = re.compile(r"(?<=[A-Za-z0-9])[._\-/:+=#@](?=[A-Za-z0-9])")
 # full-width sentence punctuation ends a phrase; NFKC alone would glue "决定：use" into "决定:use"
 _FULL_WIDTH_BREAK = str.maketrans({c: c + " " for c in "：，；！？（）"})
-_MARK = "\x00"
 
 
 def strip_keywords(text: str) -> str:
@@ -43,24 +42,14 @@ def strip_keywords(text: str) -> str:
 def normalise(text: str) -> str:
     """Body without the keywords line; NFKC, casefolded, whitespace and punctuation folded."""
     body = strip_keywords(text).casefold()
-    body = _KEEP_INSIDE.sub(lambda m: _MARK + m.group(0), body)
-    out: list[str] = []
-    keep_next = False
-    for ch in body:
-        if ch == _MARK:
-            keep_next = True
-            continue
-        if keep_next or not _is_punct(ch):
-            out.append(ch)
-        else:
-            out.append(" ")
-        keep_next = False
-    return " ".join("".join(out).split())
+    kept = {m.start() for m in _KEEP_INSIDE.finditer(body)}
+    folded = "".join(" " if _is_punct(ch) and i not in kept else ch for i, ch in enumerate(body))
+    return " ".join(folded.split())
 
 
 def _is_punct(ch: str) -> bool:
     cat = unicodedata.category(ch)
-    return cat.startswith("P") and ch not in "#%&@" or cat in ("Sk", "So")
+    return (cat.startswith("P") and ch not in "#%&@") or cat in ("Sk", "So")
 
 
 def content_hash(text: str) -> str:

@@ -32,7 +32,7 @@ class ScopeIndex:
     dim: int
     ids: list[str] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
-    by_hash: dict[str, str] = field(default_factory=dict)
+    by_hash: dict[str, list[str]] = field(default_factory=dict)  # content hash -> live ids
     slot: dict[str, int] = field(default_factory=dict)
     hash_of: dict[str, str] = field(default_factory=dict)
     _vecs: np.ndarray | None = None
@@ -57,7 +57,7 @@ class ScopeIndex:
         self.texts.append(text)
         self.slot[id_] = i
         self.hash_of[id_] = h
-        self.by_hash.setdefault(h, id_)
+        self.by_hash.setdefault(h, []).append(id_)
         self.n += 1
 
     def put_many(self, ids: list[str], texts: list[str], hashes: list[str], vecs: np.ndarray) -> None:
@@ -78,7 +78,7 @@ class ScopeIndex:
             self.texts.append(text)
             self.slot[id_] = self.n + k
             self.hash_of[id_] = h
-            self.by_hash.setdefault(h, id_)
+            self.by_hash.setdefault(h, []).append(id_)
         self.n = need
 
     def drop(self, id_: str) -> None:
@@ -87,19 +87,25 @@ class ScopeIndex:
             return
         self._alive[i] = False
         h = self.hash_of.pop(id_, None)
-        if h is not None and self.by_hash.get(h) == id_:
-            del self.by_hash[h]
-            for other, oh in self.hash_of.items():  # another live row with the same text
-                if oh == h:
-                    self.by_hash[h] = other
-                    break
+        same = self.by_hash.get(h)
+        if same is not None:
+            same.remove(id_)
+            if not same:
+                del self.by_hash[h]
+
+    def exact(self, h: str) -> str | None:
+        """The id of a live row with this content hash, if any."""
+        same = self.by_hash.get(h)
+        return same[0] if same else None
 
     def nearest(self, vecs: np.ndarray, k: int = 5) -> list[list[Candidate]]:
         """Top-``k`` live rows by exact cosine for each query row."""
         if self.n == 0 or not len(vecs):
             return [[] for _ in range(len(vecs))]
-        sims = vecs @ self._vecs[: self.n].T
-        sims[:, ~self._alive[: self.n]] = -2.0
+        sims = cosines(vecs, self._vecs[: self.n])
+        dead = np.flatnonzero(~self._alive[: self.n])
+        if len(dead):
+            sims[:, dead] = -2.0
         k = min(k, self.n)
         top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
         out = []
@@ -117,6 +123,7 @@ class DedupIndex:
         self.rowids = np.zeros(0, dtype=np.uint64)
         self.scope_of: dict[str, str] = {}
         self.scopes: dict[str, ScopeIndex] = {}
+        self.all_ids: set[str] = set()  # every id in the table, also rows dedup cannot compare
 
     def scope(self, name: str) -> ScopeIndex:
         if name not in self.scopes:
@@ -124,6 +131,7 @@ class DedupIndex:
         return self.scopes[name]
 
     def put(self, id_: str, scope: str, text: str, vec: np.ndarray, h: str | None = None) -> None:
+        self.all_ids.add(id_)
         old = self.scope_of.get(id_)
         if old is not None and old != scope:
             self.scopes[old].drop(id_)
@@ -131,6 +139,7 @@ class DedupIndex:
         self.scope(scope).put(id_, text, h or content_hash(text), vec)
 
     def drop(self, id_: str) -> None:
+        self.all_ids.discard(id_)
         scope = self.scope_of.pop(id_, None)
         if scope is not None:
             self.scopes[scope].drop(id_)
@@ -147,7 +156,8 @@ class DedupIndex:
         current = table.search().with_row_id(True).select(["id"]).to_arrow()
         ids = current["id"].to_pylist()
         rowids = current["_rowid"].to_numpy().astype(np.uint64)
-        for gone in set(self.scope_of) - set(ids):
+        self.all_ids = set(ids)
+        for gone in set(self.scope_of) - self.all_ids:
             self.drop(gone)
         new = np.setdiff1d(rowids, self.rowids, assume_unique=True) if len(self.rowids) else rowids
         if len(new):
@@ -157,6 +167,7 @@ class DedupIndex:
 
     def _load_all(self, table) -> None:
         data = table.search().with_row_id(True).select(FETCH).to_arrow()
+        self.all_ids = set(data["id"].to_pylist())
         self._put_rows(data)
         self.rowids = np.sort(data["_rowid"].to_numpy().astype(np.uint64))
 
@@ -181,6 +192,7 @@ class DedupIndex:
                                        vecs[rows])
             for id_ in sel:
                 self.scope_of[id_] = scope
+                self.all_ids.add(id_)
 
     def _load(self, table, rowids: np.ndarray) -> None:
         step = 20_000
@@ -194,6 +206,21 @@ class DedupIndex:
             self.version = after
         else:
             self.version = None
+
+
+_blas = None
+
+
+def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b.T`` with BLAS on one thread: waking OpenBLAS's thread pool costs more than it
+    saves for these shapes, and on a busy machine costs 5-20 ms per call."""
+    global _blas
+    if _blas is None:
+        from threadpoolctl import ThreadpoolController
+
+        _blas = ThreadpoolController()
+    with _blas.limit(limits=1, user_api="blas"):
+        return a @ b.T
 
 
 def _unit(column) -> tuple[np.ndarray, np.ndarray]:

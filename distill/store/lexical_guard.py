@@ -66,13 +66,19 @@ _STOP = frozenset(
     more most much many very too again always never not no nor don't doesn't didn't isn't
     aren't wasn't weren't won't can't cannot couldn't shouldn't mustn't hasn't haven't without
     instead rather which who whom whose what when where why how while because since until
-    before after first one use used uses using via be whether user users want wants wanted
+    before after first one use used uses using whether user users want wants wanted
     prefer prefers preferred like likes keep kept make makes made get gets got let lets set
     pitfall decision preference fact cause fix rule note lesson""".split()
 )
 
-# Chinese bigrams every preference or rule contains ("用户希望…"): shared wording that says nothing
+# Capitalised English words that a Chinese text writes in Chinese (not tool or product names)
+_TRANSLATED_NAMES = frozenset(
+    "english chinese japanese korean german french spanish russian monday tuesday wednesday thursday friday "
+    "saturday sunday january february march april may june july august september october november december".split()
+)
+# Chinese function characters: swapping only these ("的" / "了") changes no fact
 _ZH_FUNCTION = frozenset("的了在是把被和与及或都也就再先会要用将对从")
+# Chinese bigrams every preference or rule contains ("用户希望…"): shared wording that says nothing
 _ZH_BOILERPLATE = frozenset("用户 户希 希望 户喜 喜欢 需要 应该 使用 可以 一个 这个 进行 总是 一定 要求 时候".split())
 
 _NEGATION_EN = re.compile(
@@ -149,14 +155,17 @@ def fold(word: str) -> str:
 
 
 def stem(word: str) -> str:
-    """A crude English stem for comparing content words: 'edited', 'editing' → 'edit'."""
+    """A crude English stem for comparing content words: 'edited', 'editing' → 'edit',
+    'authentication', 'authenticated' → 'authent'."""
     w = fold(word)
-    for suffix in ("ing", "ed", "ly", "es", "e"):
+    for suffix in ("ations", "ation", "ically", "ally", "ions", "ion", "ings", "ing", "edly", "ed", "ly", "es", "e"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
             w = w[: -len(suffix)]
             break
     if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
         w = w[:-1]  # 'committ' → 'commit'
+    while w.endswith(("at", "ic", "iz")) and len(w) >= 6:
+        w = w[:-2]
     return w
 
 
@@ -221,11 +230,11 @@ def _read_token(text: str, start: int, tok: str, p: Profile) -> None:
         p.content.add(stem(tok))
         return
     camel = any(ch.isupper() for ch in tok[1:]) and any(ch.islower() for ch in tok)
-    if _code_shaped(tok) or camel or (p.cjk_dominant and lower not in _STOP and lower not in _COMMON_CAPS):
+    if _code_shaped(tok) or camel or (p.cjk_dominant and lower not in _STOP):
         p.entities.add(folded)
     elif lower in _COMMON_CAPS or lower in _STOP:
         return
-    elif tok.isupper() and len(tok) > 1 or tok[0].isupper() and not _sentence_initial(text, start):
+    elif (tok.isupper() and len(tok) > 1) or (tok[0].isupper() and not _sentence_initial(text, start)):
         p.names.add(folded)
     elif len(lower) > 1:
         p.content.add(stem(tok))
@@ -268,52 +277,91 @@ def _read_polarity(text: str, p: Profile) -> None:
 
 def conflicts(a: Profile, b: Profile) -> list[str]:
     """Why ``a`` and ``b`` cannot be the same memory (empty when nothing contradicts)."""
-    why: list[str] = []
+    return [why for rule in _RULES if (why := rule(a, b))]
+
+
+def _numbers_differ(a: Profile, b: Profile) -> str | None:
     if a.numbers != b.numbers:
-        why.append(f"numbers {sorted(a.numbers ^ b.numbers)}")
-    for value in a.numbers & b.numbers:
-        ua, ub = a.units.get(value), b.units.get(value)
-        if ua and ub and not ua & ub:
-            why.append(f"units of {value}: {sorted(ua)} vs {sorted(ub)}")
+        return f"numbers {sorted(a.numbers ^ b.numbers)}"
+    clash = [v for v in a.numbers if a.units.get(v) and b.units.get(v) and not a.units[v] & b.units[v]]
+    return f"units of {clash}" if clash else None
+
+
+def _entity_missing(a: Profile, b: Profile) -> str | None:
     only_a = {e for e in a.entities if e not in b.words}
     only_b = {e for e in b.entities if e not in a.words}
     if a.cjk_dominant and b.cjk_dominant:
         # between two Chinese texts a plain English word may be translated ("push" / "推送"):
-        # only code-shaped entities must be on both sides, plain words only conflict as a swap
-        strict_a, strict_b = {e for e in only_a if _code_shaped(e)}, {e for e in only_b if _code_shaped(e)}
-        if strict_a or strict_b or (only_a and only_b):
-            why.append(f"entities {sorted(only_a)} vs {sorted(only_b)}")
-    elif only_a or only_b:
-        why.append(f"entities {sorted(only_a)} vs {sorted(only_b)}")
-    if a.cjk_dominant == b.cjk_dominant:  # a name may be translated; within one language, a swap is a conflict
-        na = {n for n in a.names if n not in b.words}
-        nb = {n for n in b.names if n not in a.words}
-        if na and nb:
-            why.append(f"names {sorted(na)} vs {sorted(nb)}")
-        swap = _single_swap(a.surface, b.surface)
-        if swap:
-            why.append(f"swapped {swap}")
+        # code-shaped entities must be on both sides, plain words only conflict as a swap
+        if not any(_code_shaped(e) for e in only_a | only_b) and not (only_a and only_b):
+            return None
+    return f"entities {sorted(only_a)} vs {sorted(only_b)}" if only_a or only_b else None
+
+
+def _nothing_named_in_common(a: Profile, b: Profile) -> str | None:
+    """English vs Chinese: a translation keeps the names; one that keeps none is another text."""
+    if a.cjk_dominant == b.cjk_dominant:
+        return None
+    en, zh = (b, a) if a.cjk_dominant else (a, b)
+    anchors = {n for n in en.entities | en.names if n not in _TRANSLATED_NAMES}
+    if anchors and not anchors & zh.words:
+        return f"nothing the English side names is in the Chinese one: {sorted(anchors)}"
+    return None
+
+
+def _names_swapped(a: Profile, b: Profile) -> str | None:
+    """Within one language; across languages a name may be translated."""
+    if a.cjk_dominant != b.cjk_dominant:
+        return None
+    na = {n for n in a.names if n not in b.words}
+    nb = {n for n in b.names if n not in a.words}
+    return f"names {sorted(na)} vs {sorted(nb)}" if na and nb else None
+
+
+def _slot_swapped(a: Profile, b: Profile) -> str | None:
+    if a.cjk_dominant != b.cjk_dominant:
+        return None
+    swap = _slot_swap(a.surface, b.surface)
+    return f"swapped {swap}" if swap else None
+
+
+def _rejects_differ(a: Profile, b: Profile) -> str | None:
     if a.rejected and b.rejected and not a.rejected & b.rejected:
-        why.append(f"rejects {sorted(a.rejected)} vs {sorted(b.rejected)}")
-    if a.negated != b.negated and not (a.contrast or b.contrast):
-        why.append("negation")
-    for name in a.polar.keys() & b.polar.keys():
-        sa, sb = a.polar[name], b.polar[name]
-        if sa != sb and len(sa) == len(sb) == 1:
-            why.append(f"polar {name}")
-    return why
+        return f"rejects {sorted(a.rejected)} vs {sorted(b.rejected)}"
+    return None
 
 
-def _single_swap(a: list[str], b: list[str]) -> str | None:
+def _negation_differs(a: Profile, b: Profile) -> str | None:
+    return "negation" if a.negated != b.negated and not (a.contrast or b.contrast) else None
+
+
+def _polarity_differs(a: Profile, b: Profile) -> str | None:
+    flipped = [
+        name for name in a.polar.keys() & b.polar.keys()
+        if a.polar[name] != b.polar[name] and len(a.polar[name]) == len(b.polar[name]) == 1
+    ]
+    return f"polar {flipped}" if flipped else None
+
+
+_RULES = (
+    _numbers_differ, _entity_missing, _nothing_named_in_common, _names_swapped, _slot_swapped,
+    _rejects_differ, _negation_differs, _polarity_differs,
+)
+
+
+def _slot_swap(a: list[str], b: list[str]) -> str | None:
     """The two texts are one template with one slot filled differently ("use [uv] instead
     of pip" / "use [poetry] instead of pip", "都写[类型注解]" / "都写[文档字符串]"): that slot
-    is what the memory is about. A slot is at most 3 words or 6 Chinese characters."""
+    is what the memory is about. A slot is at most 4 words or 8 Chinese characters; a
+    paraphrase changes more than one place (measured: allowing two slots loses paraphrases)."""
+    if abs(len(a) - len(b)) > 8:  # one slot of ≤ 8 tokens cannot make them differ more
+        return None
     ops = [op for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
     if len(ops) != 1 or ops[0][0] != "replace":
         return None
     _, i1, i2, j1, j2 = ops[0]
     old, new = a[i1:i2], b[j1:j2]
-    if _span_words(old) > 3 or _span_words(new) > 3 or _span_words(a) - _span_words(old) < 2:
+    if _span_words(old) > 4 or _span_words(new) > 4 or _span_words(a) - _span_words(old) < 2:
         return None
     if all(w in _STOP or w in _ZH_FUNCTION for w in old + new):
         return None  # "instead of" / "rather than", "的" / "了"

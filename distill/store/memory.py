@@ -13,7 +13,8 @@ from __future__ import annotations
 import time
 import uuid
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -24,10 +25,9 @@ from ..lock import FileLock
 from . import provenance as prov
 from . import table as tbl
 from .dedup import content_hash, is_near_duplicate
-from .dedup_index import DedupIndex
+from .dedup_index import DedupIndex, cosines
 from .embedders import Embedder, known_dim, make_embedder
 from .models import (
-    CATEGORIES,
     AddOutcome,
     ImportReport,
     MemoryDraft,
@@ -37,12 +37,13 @@ from .models import (
     StoreStats,
 )
 from .scrub import scrub_draft
-from .search import ROW_COLUMNS, fts_search, rrf, to_hit, vector_search, where_clause
+from .search import ROW_COLUMNS, fts_search, rrf, vector_search, where_clause
 
 if TYPE_CHECKING:
     from ..config import Settings
 
 NEAR_CANDIDATES = 5
+_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="distill-search")
 
 
 def now_ms() -> int:
@@ -115,6 +116,11 @@ class MemoryStore:
         drafts = [d if isinstance(d, MemoryDraft) else MemoryDraft.model_validate(d) for d in drafts]
         return self._add(drafts)
 
+    def check(self, drafts: list[MemoryDraft]) -> list[AddOutcome]:
+        """What ``add`` would decide for these drafts right now; writes nothing."""
+        drafts = [d if isinstance(d, MemoryDraft) else MemoryDraft.model_validate(d) for d in drafts]
+        return self._add(drafts, dry_run=True)
+
     def _add(self, drafts: list[MemoryDraft], *, ids: list[str | None] | None = None,
              timestamps: list[int | None] | None = None, dry_run: bool = False) -> list[AddOutcome]:
         if not drafts:
@@ -136,15 +142,15 @@ class MemoryStore:
         targets: list[tuple[str, int]] = []  # (existing row id, draft index)
         batch: dict[str, list[int]] = {}  # scope -> indices of drafts added by this call
         row_ids: dict[int, str] = {}
-        intra = vecs @ vecs.T
+        intra = cosines(vecs, vecs)
         batch_md: dict[str, dict[str, Any]] = {}
         for i, d in enumerate(drafts):
             sidx = self.index.scope(d.scope)
             target, reason = None, None
-            if ids[i] and (ids[i] in self.index.scope_of or ids[i] in batch_md):
+            if ids[i] and (ids[i] in self.index.all_ids or ids[i] in batch_md):
                 target, reason = ids[i], "id"
-            elif hashes[i] in sidx.by_hash:
-                target, reason = sidx.by_hash[hashes[i]], "exact"
+            elif sidx.exact(hashes[i]) is not None:
+                target, reason = sidx.exact(hashes[i]), "exact"
             else:
                 pool = candidates[i] + _batch_candidates(batch.get(d.scope, []), intra[i], row_ids, drafts)
                 for c in sorted(pool, key=lambda c: -c.cosine)[:NEAR_CANDIDATES]:
@@ -243,7 +249,7 @@ class MemoryStore:
         stats = self.table.stats()
         small = (stats.get("fragment_stats") or {}).get("num_small_fragments", 0)
         if small >= self.settings.store_compact_small_fragments:
-            self._optimize()
+            self._optimize(build_index=False)  # building an ANN index can take minutes: not here
 
     # ---------------------------------------------------------------- reading
     def search(self, query: str, *, mode: Literal["vector", "fts", "hybrid"] = "hybrid",
@@ -258,8 +264,8 @@ class MemoryStore:
         if mode == "vector":
             return vector_search(self.table, qvec, where, limit)
         depth = max(limit * 3, 20)
-        return rrf([vector_search(self.table, qvec, where, depth), fts_search(self.table, query, where, depth)],
-                   limit)
+        fts = _POOL.submit(fts_search, self.table, query, where, depth)  # both run at once
+        return rrf([vector_search(self.table, qvec, where, depth), fts.result()], limit)
 
     def list(self, *, scope: str | None = None, category: str | None = None, since_ms: int | None = None,
              limit: int | None = 50) -> list[MemoryRow]:
@@ -338,12 +344,24 @@ class MemoryStore:
         with self._lock(self.settings):
             self._optimize()
 
-    def _optimize(self) -> None:
+    def _optimize(self, *, build_index: bool = True) -> None:
         grace = timedelta(minutes=max(self.settings.store_cleanup_grace_minutes, 1.0))
         self.table.optimize(cleanup_older_than=grace)
-        if self.table.count_rows() >= self.settings.store_vector_index_min_rows and not _has_vector_index(self.table):
-            self.table.create_index(metric="cosine", vector_column_name="vector", index_type="IVF_HNSW_SQ")
+        if build_index:
+            self._build_indexes()
         self.index.version = None
+
+    def _build_indexes(self) -> None:
+        """Search indexes: bitmaps on the filter columns (cheap), and from
+        ``store_vector_index_min_rows`` rows an IVF_FLAT index on ``vector`` (no quantisation)."""
+        from lancedb.index import Bitmap, IvfFlat
+
+        indexed = {tuple(i.columns) for i in self.table.list_indices()}
+        for column in ("scope", "category"):
+            if (column,) not in indexed and column in self.table.schema.names:
+                self.table.create_index(column, config=Bitmap())
+        if ("vector",) not in indexed and self.table.count_rows() >= self.settings.store_vector_index_min_rows:
+            self.table.create_index("vector", config=IvfFlat(distance_type="cosine"))
 
     def reembed(self, new_settings: "Settings", *, embedder: Embedder | None = None) -> ReembedReport:
         from .reembed import rebuild
@@ -393,10 +411,6 @@ def _ts_is_float(schema) -> bool:
     return "timestamp" in schema.names and pa.types.is_floating(schema.field("timestamp").type)
 
 
-def _has_vector_index(table) -> bool:
-    return any(list(i.columns) == ["vector"] for i in table.list_indices())
-
-
 def _dir_size(path: Path) -> int:
     total = 0
     for p in path.rglob("*"):
@@ -407,9 +421,3 @@ def _dir_size(path: Path) -> int:
             pass
     return total
 
-
-def iso_now() -> str:
-    return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
-
-
-__all__ = ["MemoryStore", "CATEGORIES", "to_hit"]

@@ -44,10 +44,12 @@ def to_hit(row: dict[str, Any], score: float, source: str) -> MemoryHit:
 
 
 def vector_search(table, qvec, where: str | None, limit: int) -> list[MemoryHit]:
+    """Cosine nearest rows. An IVF index probes only some partitions, so a filter that keeps a
+    small scope could come back short: ``maximum_nprobes(0)`` lets it probe on until full."""
     q = table.search(qvec, vector_column_name="vector").distance_type("cosine").limit(limit)
     q = q.select(ROW_COLUMNS + ["_distance"])
     if where:
-        q = q.where(where, prefilter=True)
+        q = q.where(where, prefilter=True).maximum_nprobes(0)
     return [to_hit(r, 1.0 - float(r["_distance"]), "vector") for r in q.to_list()]
 
 

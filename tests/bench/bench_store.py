@@ -122,7 +122,7 @@ def run(n: int, one_scope: bool) -> dict[str, float]:
         d = MemoryDraft(text=f"candidate memory {k} {WORDS_EN[k % 8]}", scope="global")
         emb.passages([d.text])
         t0 = time.perf_counter()
-        store._add([d], dry_run=True)  # lock + refresh + exact + nearest-cosine decision, no write
+        store.check([d])  # lock + refresh + exact + nearest-cosine decision, no write
         checks.append(time.perf_counter() - t0)
     res["dedup check p50 ms"] = p50(checks)
 
