@@ -7,6 +7,7 @@ import time
 import uuid
 
 import lancedb
+import numpy as np
 import pytest
 
 from distill.errors import SchemaMismatch
@@ -224,3 +225,16 @@ def test_indexed_search_in_a_small_scope_still_returns_all_its_rows(tmp_path):
     hits = store.search("tiny scope memory 2", mode="vector", scope="agent:tiny", limit=10)
     assert sorted(h.text for h in hits) == sorted(f"tiny scope memory {i}" for i in range(6))
     assert hits[0].text == "tiny scope memory 2" and hits[0].score > 0.99
+
+
+def test_a_zero_vector_is_never_written(tmp_path):
+    class Broken(HashEmbedder):
+        def passages(self, texts):
+            return np.zeros((len(texts), self.dim), dtype=np.float32)
+
+    store = MemoryStore.open(settings_for(tmp_path), embedder=Broken())
+    version = store.table.version
+    with pytest.raises(SchemaMismatch, match="zero"):
+        store.add([draft(UV)])
+    assert store.table.version == version and store.count() == 0
+    assert store.add([]) == []

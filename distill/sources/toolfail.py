@@ -32,11 +32,12 @@ _ANYWHERE = (
     "失败",
 )
 _STARTS_RE = re.compile(r"^[\W_]*(?:" + "|".join(_STARTS) + r")\b")
-# header lines Codex and OpenClaw put before the real output
+# what a trace quotes: the first line mentioning any of these
 _MENTIONS_ERROR = re.compile(
     r"(?i)\b(?:error|errors|failed|failure|fatal|exception|traceback|panic|denied|not found|cannot|"
     r"could not|unable to|no such|refused|timed out|enoent|eacces)\b|错误|失败"
 )
+# header lines Codex puts before the real output
 _HEADER = re.compile(r"^(?:exit code:|wall time:|output:|process exited with code|chunk id:|original token count:)")
 _EXIT = re.compile(r"(?:exit code:|exited with code) *(-?\d+)")
 

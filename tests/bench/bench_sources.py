@@ -4,7 +4,7 @@ The end-to-end figure (``distill run`` over files, against the same orjson loop 
 is the tail benchmark's; this one isolates the parsing layer: the bytes pre-test, the
 decode of the lines that pass it, and the finishing step (strip, noise, clip, redact).
 
-    /tmp/venv/bin/python tests/bench/bench_sources.py [--mb 120] [--repeat 3]
+    /tmp/venv/bin/python tests/bench/bench_sources.py [--mb 60] [--repeat 7]
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ def interleaved(a, b, repeat: int) -> tuple[float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mb", type=float, default=120)
+    ap.add_argument("--mb", type=float, default=60)
     ap.add_argument("--repeat", type=int, default=7)
     args = ap.parse_args()
     rng = random.Random(1)

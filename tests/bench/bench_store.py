@@ -116,6 +116,16 @@ def run(n: int, one_scope: bool) -> dict[str, float]:
         inserts.append(time.perf_counter() - t0)
         assert sum(o.status == "added" for o in out) == 100
     res["insert 100 p50 ms"] = p50(inserts)
+    plain = []
+    for b in range(5):  # baseline, same run: the bare LanceDB append of 100 rows, no dedup
+        rows = [{"id": f"plain-{b}-{k}", "text": f"plain {b} {k}", "vector": emb._vec(f"plain {b} {k}"),
+                 "category": "fact", "scope": "global", "importance": 0.5, "timestamp": 0, "metadata": "{}"}
+                for k in range(100)]
+        data = tbl.rows_to_arrow(rows, store.table.schema)
+        t0 = time.perf_counter()
+        store.table.add(data)
+        plain.append(time.perf_counter() - t0)
+    res["  baseline: bare append 100 p50 ms"] = p50(plain)
 
     checks = []
     for k in range(30):
@@ -125,6 +135,14 @@ def run(n: int, one_scope: bool) -> dict[str, float]:
         store.check([d])  # lock + refresh + exact + nearest-cosine decision, no write
         checks.append(time.perf_counter() - t0)
     res["dedup check p50 ms"] = p50(checks)
+    flat = []
+    for k in range(10):  # baseline, same run: LanceDB's exact (brute-force) kNN in the scope
+        q = emb._vec(f"candidate memory {k} {WORDS_EN[k % 8]}")
+        t0 = time.perf_counter()
+        (store.table.search(q).distance_type("cosine").where("scope = 'global'", prefilter=True)
+         .bypass_vector_index().select(["id", "text", "_distance"]).limit(5).to_list())
+        flat.append(time.perf_counter() - t0)
+    res["  baseline: LanceDB exact kNN p50 ms"] = p50(flat)
 
     searches = []
     queries = [f"{WORDS_ZH[k % 10]} {WORDS_EN[k % 8]}" for k in range(30)]
