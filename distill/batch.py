@@ -357,13 +357,13 @@ class _Reader:
         reader = TailReader(fd, start, stop, max_line=self.settings.max_line_bytes,
                             skip_first=bool(entry.get("skip")), final=final)
         room = self.settings.max_messages_per_agent - len(self.messages.get(agent, ()))
-        could_yield, feed = fmt.could_yield, parser.feed
+        could_yield_at, feed = fmt.could_yield_at, parser.feed
         turns = []
         capped = False
-        for line, s, e in reader.lines():
-            if could_yield(line):
+        for buf, i, j, s, e in reader.spans():
+            if could_yield_at(buf, i, j):  # only the lines that may yield a turn are copied out
                 try:
-                    got = feed(line, s, e)
+                    got = feed(buf if i == 0 and j == len(buf) else buf[i:j], s, e)
                 except Exception as exc:  # a parser bug must not stall every later run on this line
                     self._parser_error(entry["path"], s, exc)
                     continue

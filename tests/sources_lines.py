@@ -56,6 +56,16 @@ def assert_filter_loses_nothing(fmt_name: str, lines: list[bytes]) -> None:
     everything, _ = parse(fmt_name, lines, filtered=False)
     filtered, _ = parse(fmt_name, lines, filtered=True)
     assert [t.model_dump() for t in filtered] == [t.model_dump() for t in everything]
+    assert_pretest_reads_only_its_line(fmt_name, lines)
+
+
+def assert_pretest_reads_only_its_line(fmt_name: str, lines: list[bytes]) -> None:
+    """``could_yield_at`` on a line inside the whole block (as the tail calls it) answers what
+    ``could_yield`` answers on the line alone: it never reads its neighbours."""
+    fmt = get_format(fmt_name)
+    block = b"".join(line if line.endswith(b"\n") else line + b"\n" for line in lines)
+    for line, start, _ in lay_out(lines):
+        assert fmt.could_yield_at(block, start, start + len(line)) == fmt.could_yield(line), line[:200]
 
 
 def brief(turns: list[Turn]) -> list[tuple[str, str]]:

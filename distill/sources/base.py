@@ -5,6 +5,8 @@ A format module turns one JSONL line into zero or more turns. The caller (the ta
 "yes" wrongly (the line is then decoded for nothing) but never "no" wrongly (a turn would
 be lost). Lines it rejects are never decoded, which is what makes reading fast: most of a
 transcript's bytes are successful tool output and base64 images.
+``could_yield_at(buf, s, e)`` is the same test on ``buf[s:e]``, a line still inside the
+block it was read in, so that the lines it rejects are never even copied.
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ class SourceFormat(Protocol):
     def detect(self, first_line: bytes) -> bool: ...
 
     def could_yield(self, line: bytes) -> bool: ...
+
+    def could_yield_at(self, buf: bytes, s: int, e: int) -> bool: ...
 
     def new_parser(
         self, *, agent_id: str, file: str, session_id: str, counters: Counter, limits: TurnLimits

@@ -51,6 +51,10 @@ class ClaudeCodeFormat:
             return True
         return any(k in obj for k in ("sessionId", "parentUuid", "leafUuid"))
 
+    def could_yield_at(self, buf: bytes, s: int, e: int) -> bool:
+        """``could_yield(buf[s:e])`` (this format's test reads the line as one bytes object)."""
+        return self.could_yield(buf if s == 0 and e == len(buf) else buf[s:e])
+
     def could_yield(self, line: bytes) -> bool:
         head = line[:4096]
         if not line.startswith(b"{") or b'"type":"' not in head:

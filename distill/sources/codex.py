@@ -56,6 +56,10 @@ class CodexFormat:
             return True
         return "id" in obj and "timestamp" in obj and "instructions" in obj  # pre-envelope header
 
+    def could_yield_at(self, buf: bytes, s: int, e: int) -> bool:
+        """``could_yield(buf[s:e])`` (this format's test reads the line as one bytes object)."""
+        return self.could_yield(buf if s == 0 and e == len(buf) else buf[s:e])
+
     def could_yield(self, line: bytes) -> bool:
         if not line.startswith(b'{"timestamp":"'):
             return True

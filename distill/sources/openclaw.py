@@ -17,7 +17,7 @@ import orjson
 from .base import (
     Turn, TurnLimits, decode_line, drop_blobs, finish_text, id_or_none, iso_to_ms, session_id_or_none, str_or_none,
 )
-from .toolfail import WINDOW_BYTES, bytes_window_may_fail, error_line, trace
+from .toolfail import WINDOW_BYTES, bytes_window_may_fail, error_line, plain_first_line_may_fail, trace
 
 _HEAD = b'{"type":"'
 _MESSAGE = b'{"type":"message",'
@@ -44,22 +44,26 @@ class OpenClawFormat:
         return isinstance(obj, dict) and obj.get("type") == "session" and "payload" not in obj
 
     def could_yield(self, line: bytes) -> bool:
-        if not line.startswith(_MESSAGE):
-            if not line.startswith(_HEAD):
+        return self.could_yield_at(line, 0, len(line))
+
+    def could_yield_at(self, buf: bytes, s: int, e: int) -> bool:
+        """``could_yield(buf[s:e])`` without copying the line out of the block it was read in."""
+        if not buf.startswith(_MESSAGE, s, e):
+            if not buf.startswith(_HEAD, s, e):
                 return True  # unusual writer or a damaged line: let the parser decide and count
             # session header: yes (session id); custom, compaction, model_change, …: never a turn
-            return line.startswith(b'{"type":"session"')
-        r = line.find(_ROLE_AT, 0, 600)
+            return buf.startswith(b'{"type":"session"', s, e)
+        r = buf.find(_ROLE_AT, s, min(s + 600, e))
         if r < 0:
             return True
         rs = r + len(_ROLE_AT)
-        if line.startswith(b'toolResult"', rs):
-            return _tool_result_may_fail(line)
-        if line.startswith(b'assistant","content":[{', rs):  # blocks: only text blocks make a turn
-            return b'"type":"text"' in line
+        if buf.startswith(b'toolResult"', rs, e):
+            return _tool_result_may_fail(buf, s, e)
+        if buf.startswith(b'assistant","content":[{', rs, e):  # blocks: only text blocks make a turn
+            return buf.find(b'"type":"text"', s, e) >= 0
         # user, bashExecution, assistant with string content or keys in another order: decode;
         # other roles (custom, …) never make a turn
-        return line.startswith((b'user"', b'assistant"', b'bashExecution"'), rs)
+        return buf.startswith((b'user"', b'assistant"', b'bashExecution"'), rs, e)
 
     def new_parser(
         self, *, agent_id: str, file: str, session_id: str, counters: Counter, limits: TurnLimits
@@ -67,44 +71,51 @@ class OpenClawFormat:
         return OpenClawParser(agent_id=agent_id, file=file, session_id=session_id, counters=counters, limits=limits)
 
 
-def _tool_result_may_fail(line: bytes) -> bool:
-    """Bounded work whatever the line's size: its head (where ``content`` starts), its last
-    KiB (``details`` and ``isError``, which OpenClaw writes after the content, in that order)
-    and a window at the start of the output text. Anything not in that order is decoded; a
-    writer that put ``details`` before some other large key would defeat the tail test."""
-    c = line.find(b',"content":', 0, 1024)
-    if c < 0 or line.find(b'"details":', 0, c) >= 0:
+def _tool_result_may_fail(buf: bytes, s: int, e: int) -> bool:
+    """Bounded work whatever the line's (``buf[s:e]``) size: its head (where ``content``
+    starts), its last KiB (``details`` and ``isError``, which OpenClaw writes after the
+    content, in that order) and a window at the start of the output text. Anything not in
+    that order is decoded; a writer that put ``details`` before some other large key would
+    defeat the tail test."""
+    c = buf.find(b',"content":', s, min(s + 1024, e))
+    if c < 0 or buf.find(b'"details":', s, c) >= 0:
         return True
-    tail_at = max(c, len(line) - 1024)
-    k = line.rfind(b"],", max(c, len(line) - 160))
-    if k > c and _PLAIN_SUCCESS_TAIL.match(line, k) and line.find(b'"details":', tail_at, k) < 0:
-        return _first_text_may_fail(line, c + 11)  # the usual ending, checked in one step
-    e = line.rfind(b',"isError":', tail_at)
-    if e <= tail_at or not line.startswith(b"false", e + 11) or line.find(b'"details":', e) >= 0:
+    tail_at = max(c, e - 1024)
+    k = buf.rfind(b"],", max(c, e - 160), e)
+    if k > c and _PLAIN_SUCCESS_TAIL.match(buf, k, e) and buf.find(b'"details":', tail_at, k) < 0:
+        return _first_text_may_fail(buf, c + 11, e)  # the usual ending, checked in one step
+    i = buf.rfind(b',"isError":', tail_at, e)
+    if i <= tail_at or not buf.startswith(b"false", i + 11, e) or buf.find(b'"details":', i, e) >= 0:
         return True  # isError true, odd, or not where OpenClaw puts it
-    before = line[e - 1]
+    before = buf[i - 1]
     if before == 125:  # "}": a details object sits between the content and isError
-        d = line.rfind(b',"details":{', tail_at, e)
-        if d <= tail_at or line[d - 1] != 93 or _nonzero_exit_code(line[d:e]):
+        d = buf.rfind(b',"details":{', tail_at, i)
+        if d <= tail_at or buf[d - 1] != 93 or _nonzero_exit_code(buf[d:i]):
             return True
     elif before != 93:  # "]": the content array ends right there
         return True
-    return _first_text_may_fail(line, c + 11)
+    return _first_text_may_fail(buf, c + 11, e)
 
 
-def _first_text_may_fail(line: bytes, v: int) -> bool:
-    """``v``: where the content value starts."""
-    if line.startswith(b'"', v):
-        return bytes_window_may_fail(line[v + 1 : v + 1 + WINDOW_BYTES])
-    if line.startswith(_LIST_TEXT, v):
-        s = v + len(_LIST_TEXT)
-        return bytes_window_may_fail(line[s : s + WINDOW_BYTES])
-    if line.startswith(b"[]", v):
+def _first_text_may_fail(buf: bytes, v: int, e: int) -> bool:
+    """``v``: where the content value starts; ``e``: where the line ends."""
+    if buf.startswith(b'"', v, e):
+        return bytes_window_may_fail(buf[v + 1 : min(v + 1 + WINDOW_BYTES, e)])
+    if buf.startswith(_LIST_TEXT, v, e):
+        t = v + len(_LIST_TEXT)
+        return _window_may_fail(buf, t, min(t + WINDOW_BYTES, e))
+    if buf.startswith(b"[]", v, e):
         return False
-    if line.startswith(b'[{"type":"image"', v):
-        t = line.find(_TEXT_BLOCK, v)  # base64 never contains it: the first text block, if any
-        return t >= 0 and bytes_window_may_fail(line[t + len(_TEXT_BLOCK) : t + len(_TEXT_BLOCK) + WINDOW_BYTES])
+    if buf.startswith(b'[{"type":"image"', v, e):
+        t = buf.find(_TEXT_BLOCK, v, e)  # base64 never contains it: the first text block, if any
+        return t >= 0 and _window_may_fail(buf, t + len(_TEXT_BLOCK), min(t + len(_TEXT_BLOCK) + WINDOW_BYTES, e))
     return True
+
+
+def _window_may_fail(buf: bytes, t: int, w: int) -> bool:
+    """``bytes_window_may_fail(buf[t:w])``, deciding the usual case without the copy."""
+    verdict = plain_first_line_may_fail(buf, t, w)
+    return bytes_window_may_fail(buf[t:w]) if verdict is None else verdict
 
 
 def _nonzero_exit_code(details: bytes) -> bool:

@@ -107,15 +107,9 @@ def bytes_window_may_fail(window: bytes, *, nested: bool = False, exit_headers: 
     ``exit_headers``: the format reads ``Exit code: N`` headers (Codex) — also look for those.
     """
     if not exit_headers:
-        nl = window.find(b"\\n", 0, 400)
-        if nl > 0:  # the usual case: a plain first line inside the string, decided at once
-            line = window[:nl]
-            if b'"' not in line and b"\\" not in line and line.isascii():
-                low = line.lower()
-                if _STARTS_AT.match(low) or _ANYWHERE_IN.search(low):
-                    return True
-                if _ALNUM.search(low) and not low.lstrip().startswith(_BYTE_HEADERS):
-                    return False
+        verdict = plain_first_line_may_fail(window, 0, len(window))
+        if verdict is not None:
+            return verdict
     low = _string_head(window).lower()
     if exit_headers and b"code" in low and (
         _nonzero_after(low, b"exit code:") or _nonzero_after(low, b"exited with code")
@@ -141,6 +135,25 @@ def bytes_window_may_fail(window: bytes, *, nested: bool = False, exit_headers: 
             return True  # the text ends before a real line: unsure
         pos = nl + 2
     return True
+
+
+def plain_first_line_may_fail(buf: bytes, start: int, stop: int) -> bool | None:
+    """The usual case of ``bytes_window_may_fail`` (no ``exit_headers``), decided on
+    ``buf[start:stop]`` without copying the window out of a long line: a plain ASCII first
+    line ending in an escaped newline within 400 bytes. None when that case does not apply
+    or leaves the answer open (the full test decides then)."""
+    nl = buf.find(b"\\n", start, min(start + 400, stop))
+    if nl <= start:
+        return None
+    line = buf[start:nl]
+    if b'"' in line or b"\\" in line or not line.isascii():
+        return None
+    low = line.lower()
+    if _STARTS_AT.match(low) or _ANYWHERE_IN.search(low):
+        return True
+    if _ALNUM.search(low) and not low.lstrip().startswith(_BYTE_HEADERS):
+        return False
+    return None
 
 
 def _escaped_n(line: bytes, nested: bool) -> bool:

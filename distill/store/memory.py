@@ -42,7 +42,9 @@ from .search import ROW_COLUMNS, fts_search, rrf, vector_search, where_clause
 if TYPE_CHECKING:
     from ..config import Settings
 
-NEAR_CANDIDATES = 5
+# A translation can rank below several same-language rows of the same scope, so look past
+# the first few; candidates under the cosine floor cost nothing (the guard never runs).
+NEAR_CANDIDATES = 16
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="distill-search")
 
 
@@ -133,7 +135,7 @@ class MemoryStore:
                                           timestamps or [None] * len(drafts), dry_run)
 
     def _decide_and_write(self, drafts, vecs, ids, timestamps, dry_run) -> list[AddOutcome]:
-        thresholds = _thresholds(self.settings)
+        thresholds = self.settings.dedup_thresholds()
         hashes = [content_hash(d.text) for d in drafts]
         candidates = self._existing_candidates(drafts, vecs)
         now = now_ms()
@@ -373,17 +375,6 @@ class MemoryStore:
         self.dim = tbl.vector_dim(self.table.schema)
         self.index = DedupIndex(self.dim)
         return report
-
-
-def _thresholds(settings: "Settings"):
-    try:
-        return settings.dedup_thresholds()
-    except ModuleNotFoundError as exc:  # calibration not written yet: the config defaults
-        if exc.name != "distill.store.calibration":
-            raise
-        from ..config import DedupThresholds
-
-        return settings.dedup.get(settings.embedder) or DedupThresholds()
 
 
 def _batch_candidates(earlier: list[int], sims: np.ndarray, row_ids: dict[int, str], drafts) -> list:
