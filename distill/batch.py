@@ -192,7 +192,7 @@ class _Reader:
         self.batch_id = batch_id
         self.read_limit = read_limit
         self.counters: Counter = Counter()
-        self.messages: dict[str, list[BatchMessage]] = {}
+        self.messages: dict[str, list[dict]] = {}  # per agent: BatchMessage fields (see _message)
         self.ranges: list[FileRange] = []
         self.released: list[str] = []
         self.errors: list[str] = []
@@ -357,28 +357,16 @@ class _Reader:
         reader = TailReader(fd, start, stop, max_line=self.settings.max_line_bytes,
                             skip_first=bool(entry.get("skip")), final=final)
         room = self.settings.max_messages_per_agent - len(self.messages.get(agent, ()))
-        could_yield_at, feed = fmt.could_yield_at, parser.feed
-        turns = []
-        capped = False
-        for buf, i, j, s, e in reader.spans():
-            if could_yield_at(buf, i, j):  # only the lines that may yield a turn are copied out
-                try:
-                    got = feed(buf if i == 0 and j == len(buf) else buf[i:j], s, e)
-                except Exception as exc:  # a parser bug must not stall every later run on this line
-                    self._parser_error(entry["path"], s, exc)
-                    continue
-                if got:
-                    turns += got
-                    if len(turns) >= room:
-                        capped = True
-                        break
+        turns, cap = self._parse(entry["path"], fmt.could_yield_at, parser.feed, reader, room)
+        capped = cap is not None
+        end, too_long = cap if cap is not None else (reader.end, reader.too_long)
         try:
             turns += parser.finish()
         except Exception as exc:
-            self._parser_error(entry["path"], reader.end, exc)
-        if reader.too_long:
-            self.counters["lines_too_long"] += reader.too_long
-        end, skip = reader.end, reader.in_long_line and not capped
+            self._parser_error(entry["path"], end, exc)
+        if too_long:
+            self.counters["lines_too_long"] += too_long
+        skip = reader.in_long_line and not capped
         if entry.get("rewritten") and turns:
             turns = self._drop_seen(key, turns)
         if capped:
@@ -401,10 +389,44 @@ class _Reader:
                                      end=end, agentId=agent, skipLine=skip))
         mtime_ms = st.st_mtime_ns // 1_000_000
         out = self.messages.setdefault(agent, [])
-        for t in turns:
-            out.append(BatchMessage(id=f"{key}:{t.start}", ts=t.ts or mtime_ms, role=t.role, text=t.text,
-                                    sessionId=t.session_id, file=entry["path"], start=t.start, end=t.end,
-                                    entryId=t.entry_id))
+        path = entry["path"]
+        out += [_message(key, path, t, mtime_ms) for t in turns]
+
+    def _parse(self, path: str, could_yield_at: Callable, feed: Callable, reader: TailReader,
+               room: int) -> tuple[list, tuple[int, int] | None]:
+        """The turns of the reader's lines, and where they stop if ``room`` fills up: ``(end,
+        lines skipped as too long before it)``, or None when every line was read.
+
+        The bytes pre-test scans whole blocks first; the few lines it keeps are copied out and
+        decoded a batch at a time, not one by one between scans (each block scan pushes the
+        parser's code and data out of the CPU caches: interleaving measured 10-15% slower)."""
+        turns: list = []
+        held: list[tuple[bytes, int, int, int]] = []
+        size = 0
+        for buf, i, j, s, e in reader.spans(could_yield_at):
+            held.append((buf if i == 0 and j == len(buf) else buf[i:j], s, e, reader.too_long))
+            size += j - i
+            if size >= _HELD_BYTES or len(held) >= _HELD_LINES:
+                cap = self._feed(path, feed, held, turns, room)
+                if cap is not None:
+                    return turns, cap
+                held, size = [], 0
+        return turns, self._feed(path, feed, held, turns, room)
+
+    def _feed(self, path: str, feed: Callable, held: list[tuple[bytes, int, int, int]], turns: list,
+              room: int) -> tuple[int, int] | None:
+        """Decode the held lines in order; ``(end, too_long)`` of the one that fills ``room``."""
+        for line, s, e, too_long in held:
+            try:
+                got = feed(line, s, e)
+            except Exception as exc:  # a parser bug must not stall every later run on this line
+                self._parser_error(path, s, exc)
+                continue
+            if got:
+                turns += got
+                if len(turns) >= room:
+                    return e, too_long
+        return None
 
     def _parser_error(self, path: str, offset: int, exc: Exception) -> None:
         self.counters["parser_error"] += 1
@@ -417,6 +439,19 @@ class _Reader:
         kept = [t for t in turns if turn_digest(t.role, t.text) not in seen]
         self.counters["turns_already_read"] += len(turns) - len(kept)
         return kept
+
+
+def _message(key: str, path: str, t, mtime_ms: int) -> dict:
+    """A ``BatchMessage`` as the plain dict it is written as, in its field order. Not a model:
+    the turn is validated already, the batch file is validated when it is loaded, and building
+    a model per turn was a tenth of a run."""
+    return {"id": f"{key}:{t.start}", "ts": t.ts or mtime_ms, "role": t.role, "text": t.text,
+            "sessionId": t.session_id, "file": path, "start": t.start, "end": t.end, "entryId": t.entry_id}
+
+
+# how many pre-tested lines are held before they are decoded (memory stays flat: a few MiB)
+_HELD_BYTES = 4 << 20
+_HELD_LINES = 512
 
 
 def _stat(path: str) -> os.stat_result | None:
@@ -500,15 +535,16 @@ def _finish(settings: Settings, cursor: Cursor, reader: _Reader, cpath: Path, t0
         batch = Batch(
             batchId=reader.batch_id,
             createdAtMs=now_ms(),
-            agents=[BatchAgent(agentId=a, messages=m) for a, m in sorted(reader.messages.items())],
             touchedFiles=[r.path for r in reader.ranges],
             ranges=reader.ranges,
             counters=dict(reader.counters),
             cursorPath=None if cpath == settings.cursor_path.absolute() else str(cpath),
         )
+        data = batch.model_dump(mode="json")
+        data["agents"] = [{"agentId": a, "messages": m} for a, m in sorted(reader.messages.items())]
         batch_file = settings.batches_dir.absolute() / f"{reader.batch_id}.json"
         try:
-            write_bytes(batch_file, orjson.dumps(batch.model_dump(mode="json"), option=orjson.OPT_INDENT_2))
+            write_bytes(batch_file, orjson.dumps(data, option=orjson.OPT_INDENT_2))
         except OSError as exc:
             raise DistillError(f"cannot write batch file {batch_file}: {exc}; nothing was marked pending, "
                                "fix the problem (disk space, permissions) and run again") from exc

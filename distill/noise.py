@@ -168,8 +168,11 @@ def is_noise(role: str, text: str) -> bool:
     if not stripped:
         return True
     low = stripped[:400].lower()
-    if low.startswith(_NOISE_PREFIXES) or any(c in low for c in _NOISE_CONTAINS):
+    if low.startswith(_NOISE_PREFIXES):
         return True
+    for marker in _NOISE_CONTAINS:  # a plain loop: this runs for every turn
+        if marker in low:
+            return True
     if stripped.startswith("/") and _is_slash_command(stripped):
         return True
     if len(stripped) <= _ACK_MAX_CHARS and _is_ack(low):

@@ -127,6 +127,19 @@ _PLACEHOLDER = re.compile(
     r"os\.environ.*|process\.env.*|env\(.*|your[_-].*|changeme|example|redacted|bearer|basic|token|\.\.\.|…)$"
 )
 
+# only words shorter than 16 characters (the words of str.split(): \s is the same whitespace)
+_SHORT_WORDS = re.compile(r"\s*+(?:\S{1,15}+\s++)*+\S{0,15}+")
+# ASCII text with its whitespace (as str.isspace() has it) made b" " and all else b"x"
+_WORD_BYTES = bytes(32 if chr(i).isspace() else 120 for i in range(128)) + b"x" * 128
+
+
+def _only_short_words(text: str) -> bool:
+    """No word of 16 characters or more: the test every turn goes through, so it avoids
+    splitting the text into words (a few times slower). ASCII text is tested as bytes."""
+    if text.isascii():
+        return b"x" * 16 not in text.encode("ascii").translate(_WORD_BYTES)
+    return _SHORT_WORDS.fullmatch(text) is not None
+
 Span = tuple[int, int, str | None]  # replace text[start:end] with this; None: leave it, skip past it
 
 
@@ -136,7 +149,7 @@ def redact(text: str) -> tuple[str, Counter]:
     if not text:
         return text, counts
     has_sep = ":" in text or "=" in text or "--" in text
-    if not has_sep and max(map(len, text.split()), default=0) < 16:
+    if not has_sep and _only_short_words(text):
         return text, counts  # every secret shape needs a separator or a 16-char run
     chars = frozenset(text)
     hit = {i for h, need, i in _HINTS if need <= chars and h in text}

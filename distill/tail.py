@@ -13,7 +13,7 @@ A transcript may be gigabytes long and its last line may still be being written,
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 # Small enough that a block stays in a core's L2 cache while its lines are scanned (a 1 MiB
 # block measured twice as slow to read on a 512 KiB-L2 machine); large enough that a read
@@ -49,67 +49,67 @@ class TailReader:
         for buf, s, e, start, end in self.spans():
             yield (buf if s == 0 and e == len(buf) else buf[s:e]), start, end
 
-    def spans(self) -> Iterator[tuple[bytes, int, int, int, int]]:
+    def spans(self, keep: Callable[[bytes, int, int], bool] | None = None,
+              ) -> Iterator[tuple[bytes, int, int, int, int]]:
         """``(buf, s, e, start, end)``: the line is ``buf[s:e]``, its file range ``[start, end)``.
 
-        ``buf`` is only valid until the next step: a consumer that keeps a line copies it."""
-        off = self.start
-        pieces: list[bytes] = []  # the partial line carried over from earlier blocks
-        carried = 0
+        ``keep(buf, s, e)``: a bytes pre-test run here, on each line in its block; the lines it
+        rejects are passed over (they still count as read), which spares handing out the bulk.
+
+        ``buf`` is the block the line was read in: a consumer that keeps a line copies it out
+        rather than hold the whole block. A line cut by the end of a block is read again from
+        its start with the next block (growing the read up to ``max_line``), so every line is
+        whole in one block and never pieced together."""
+        off = self.start  # where the block starts in the file
+        want = self.block_size
         skipping = self.skip_first
         max_line = self.max_line
         while off < self.stop:
-            chunk = os.pread(self.fd, min(self.block_size, self.stop - off), off)
+            n = min(want, self.stop - off)
+            chunk = os.pread(self.fd, n, off)
             if not chunk:
                 break  # the file shrank under us: stop at what is safe
-            chunk_start = off
-            off += len(chunk)
+            last = len(chunk) < n or off + len(chunk) >= self.stop  # nothing to read after it
             p = 0
             if skipping:
                 i = chunk.find(b"\n")
                 if i < 0:
+                    off += len(chunk)
                     self.end = off
+                    want = self.block_size
                     continue
                 skipping = False
                 self.in_long_line = False
                 p = i + 1
-                self.end = chunk_start + p
+                self.end = off + p
             find = chunk.find
             i = find(b"\n", p)
-            if pieces and i >= 0:  # the line begun in earlier blocks ends here
-                line = b"".join(pieces) + chunk[p:i]
-                line_start = chunk_start - carried
-                pieces, carried = [], 0
-                p = i + 1
-                self.end = chunk_start + p
-                if len(line) > max_line:
-                    self.too_long += 1
-                elif line and not line.isspace():
-                    yield line, 0, len(line), line_start, self.end
-                i = find(b"\n", p)
             while i >= 0:
                 s, p = p, i + 1
-                self.end = chunk_start + p
+                self.end = off + p
                 if i - s > max_line:
                     self.too_long += 1
-                elif i > s and (chunk[s] not in _WHITESPACE or not chunk[s:i].isspace()):
-                    yield chunk, s, i, chunk_start + s, self.end
+                elif i > s and (chunk[s] not in _WHITESPACE or not chunk[s:i].isspace()) and (
+                        keep is None or keep(chunk, s, i)):
+                    yield chunk, s, i, off + s, self.end
                 i = find(b"\n", p)
-            if p < len(chunk):
-                rest = chunk[p:] if p else chunk
-                if carried + len(rest) > max_line:
-                    # too long already: drop what we hold and skip to its newline
-                    self.too_long += 1
-                    pieces, carried = [], 0
-                    skipping = True
-                    self.in_long_line = True
-                    self.end = off
-                else:
-                    pieces.append(rest)
-                    carried += len(rest)
-        if self.final and pieces and not skipping:
-            line = b"".join(pieces)
-            line_start = off - carried
-            self.end = off
-            if not line.isspace():
-                yield line, 0, len(line), line_start, off
+            rest = len(chunk) - p  # an incomplete line at the end of the block
+            if rest == 0:
+                off += len(chunk)
+                want = self.block_size
+            elif rest > max_line:  # too long already: skip to its newline
+                self.too_long += 1
+                skipping = True
+                self.in_long_line = True
+                off += len(chunk)
+                self.end = off
+                want = self.block_size
+            elif last:
+                if self.final:  # an archive: nobody will complete its last line
+                    self.end = off + len(chunk)
+                    if not chunk[p:].isspace() and (keep is None or keep(chunk, p, len(chunk))):
+                        yield chunk, p, len(chunk), off + p, self.end
+                break
+            else:  # read it again from its start, further
+                off += p
+                want = max(self.block_size, min(2 * rest, max_line + 1))

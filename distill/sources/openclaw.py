@@ -17,7 +17,10 @@ import orjson
 from .base import (
     Turn, TurnLimits, decode_line, drop_blobs, finish_text, id_or_none, iso_to_ms, session_id_or_none, str_or_none,
 )
-from .toolfail import WINDOW_BYTES, bytes_window_may_fail, error_line, plain_first_line_may_fail, trace
+from .toolfail import (
+    PLAIN_FIRST_LINE, WINDOW_BYTES, bytes_window_may_fail, error_line, plain_first_line_may_fail, plain_line_may_fail,
+    trace,
+)
 
 _HEAD = b'{"type":"'
 _MESSAGE = b'{"type":"message",'
@@ -27,6 +30,13 @@ _LIST_TEXT = b"[" + _TEXT_BLOCK
 # the end of a successful tool result as OpenClaw writes it: content, details, isError, timestamp
 _PLAIN_SUCCESS_TAIL = re.compile(
     rb'\],(?:"details":\{"exitCode":0(?:,"durationMs":\d+)?\},)?"isError":false(?:,"timestamp":\d+)?\}\}\r?\n?\Z'
+)
+_LIST_TEXT_FIRST_LINE = re.compile(re.escape(_LIST_TEXT) + PLAIN_FIRST_LINE.pattern)
+# a tool result line exactly as OpenClaw writes it, up to the first line of its output
+_USUAL_TOOL_RESULT = re.compile(
+    rb'\{"type":"message","id":"[^"\\]{0,128}","parentId":(?:"[^"\\]{0,128}"|null),"timestamp":"[^"\\]{0,64}",'
+    rb'("message":\{"role":")toolResult","toolCallId":"[^"\\]{0,256}","toolName":"[^"\\]{0,256}",("content":)'
+    + re.escape(_LIST_TEXT) + PLAIN_FIRST_LINE.pattern
 )
 _BLOB_KEYS = (b'"data":"',)  # image data: emptied before decoding
 
@@ -48,6 +58,11 @@ class OpenClawFormat:
 
     def could_yield_at(self, buf: bytes, s: int, e: int) -> bool:
         """``could_yield(buf[s:e])`` without copying the line out of the block it was read in."""
+        m = _USUAL_TOOL_RESULT.match(buf, s, e)
+        if m is not None:  # most lines of a transcript: decided in a few steps
+            verdict = _usual_tool_result_may_fail(buf, s, e, m)
+            if verdict is not None:
+                return verdict
         if not buf.startswith(_MESSAGE, s, e):
             if not buf.startswith(_HEAD, s, e):
                 return True  # unusual writer or a damaged line: let the parser decide and count
@@ -69,6 +84,20 @@ class OpenClawFormat:
         self, *, agent_id: str, file: str, session_id: str, counters: Counter, limits: TurnLimits
     ) -> OpenClawParser:
         return OpenClawParser(agent_id=agent_id, file=file, session_id=session_id, counters=counters, limits=limits)
+
+
+def _usual_tool_result_may_fail(buf: bytes, s: int, e: int, m: re.Match) -> bool | None:
+    """The answer of the full test below for a line ``_USUAL_TOOL_RESULT`` matched, or None
+    when it needs the full test. The match finds the same role and ``content`` the full test
+    finds (the values before them hold no quote, so no key can hide in them); what is left is
+    the full test's limits, its usual ending, and the first line of the output."""
+    c = m.start(2) - 1  # the comma before "content"
+    if m.end(1) > s + 600 or c + 11 > s + 1024:
+        return None
+    k = buf.rfind(b"],", max(c, e - 160), e)
+    if k <= c or _PLAIN_SUCCESS_TAIL.match(buf, k, e) is None or buf.find(b'"details":', max(c, e - 1024), k) >= 0:
+        return None
+    return plain_line_may_fail(m[3])
 
 
 def _tool_result_may_fail(buf: bytes, s: int, e: int) -> bool:
@@ -99,6 +128,11 @@ def _tool_result_may_fail(buf: bytes, s: int, e: int) -> bool:
 
 def _first_text_may_fail(buf: bytes, v: int, e: int) -> bool:
     """``v``: where the content value starts; ``e``: where the line ends."""
+    m = _LIST_TEXT_FIRST_LINE.match(buf, v, min(v + len(_LIST_TEXT) + 400, e))
+    if m is not None:  # the usual shape, in one regex step (the same test as below)
+        verdict = plain_line_may_fail(m[1])
+        if verdict is not None:
+            return verdict
     if buf.startswith(b'"', v, e):
         return bytes_window_may_fail(buf[v + 1 : min(v + 1 + WINDOW_BYTES, e)])
     if buf.startswith(_LIST_TEXT, v, e):

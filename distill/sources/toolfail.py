@@ -137,17 +137,23 @@ def bytes_window_may_fail(window: bytes, *, nested: bool = False, exit_headers: 
     return True
 
 
+# the first line of a JSON string, up to its escaped newline, when it is plain ASCII (no quote,
+# no escape): the same line as the first "\n" found within 400 bytes, in one regex step
+PLAIN_FIRST_LINE = re.compile(rb'([^"\\\x80-\xff]{1,398})\\n')
+
+
 def plain_first_line_may_fail(buf: bytes, start: int, stop: int) -> bool | None:
     """The usual case of ``bytes_window_may_fail`` (no ``exit_headers``), decided on
     ``buf[start:stop]`` without copying the window out of a long line: a plain ASCII first
     line ending in an escaped newline within 400 bytes. None when that case does not apply
     or leaves the answer open (the full test decides then)."""
-    nl = buf.find(b"\\n", start, min(start + 400, stop))
-    if nl <= start:
-        return None
-    line = buf[start:nl]
-    if b'"' in line or b"\\" in line or not line.isascii():
-        return None
+    m = PLAIN_FIRST_LINE.match(buf, start, min(start + 400, stop))
+    return None if m is None else plain_line_may_fail(m[1])
+
+
+def plain_line_may_fail(line: bytes) -> bool | None:
+    """``line``: a plain first line (see ``PLAIN_FIRST_LINE``). True: an error line; False: a
+    real line that is not one; None: a header or no letters, so the next lines decide."""
     low = line.lower()
     if _STARTS_AT.match(low) or _ANYWHERE_IN.search(low):
         return True
