@@ -22,7 +22,9 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_bytes(path: Path, data: bytes) -> None:
+def write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """``durable=False`` skips both fsyncs: still never torn, but may be lost with the machine
+    (for informational files such as ``last-run.json``, so a no-op run stays cheap)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -31,11 +33,13 @@ def write_bytes(path: Path, data: bytes) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
-        os.fsync(fd)
+        if durable:
+            os.fsync(fd)
     finally:
         os.close(fd)
     os.replace(tmp, path)
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def write_json(path: Path, obj: Any, *, indent: bool = True) -> None:

@@ -717,12 +717,9 @@ class LastRun(BaseModel):
 def record_last_run(settings: Settings, summary: RunSummary, batch_file: str | None = None) -> None:
     """What `distill status` shows as the last run (``run --distill`` records its total).
 
-    Informational only, so written by rename without fsync: a no-op run stays cheap."""
-    path = settings.state_dir / "last-run.json"
-    tmp = path.with_name(f".last-run.{os.getpid()}.tmp")
-    tmp.write_bytes(orjson.dumps(LastRun(atMs=now_ms(), action=summary.action, batchFile=batch_file,
-                                         summary=summary).model_dump(mode="json")))
-    os.replace(tmp, path)
+    Informational only, so not fsynced: a no-op run stays cheap."""
+    last = LastRun(atMs=now_ms(), action=summary.action, batchFile=batch_file, summary=summary)
+    write_bytes(settings.state_dir / "last-run.json", orjson.dumps(last.model_dump(mode="json")), durable=False)
 
 
 def _prune(settings: Settings) -> None:
