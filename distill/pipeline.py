@@ -74,15 +74,33 @@ def distill_batch(settings: Settings, batch: Batch, *, provider: Any, budget: To
     return out
 
 
+_stores: dict[tuple, Any] = {}
+
+
+def open_store(settings: Settings):
+    """One store per process and table, reused across batches and tasks.
+
+    Its dedup copy of the vectors loads on first write (seconds at 100k rows) and then
+    follows other writers incrementally, so the daemon and a long backfill must not reopen
+    the store for every batch."""
+    from .store import MemoryStore
+
+    key = (str(settings.db), settings.table, settings.embedder, settings.embed_model, settings.embed_dimensions)
+    store = _stores.get(key)
+    if store is None:
+        store = _stores[key] = MemoryStore.open(settings)
+    return store
+
+
 def store_memories(settings: Settings, memories: list[Memory]) -> tuple[int, int]:
     """Write through the store's dedup; returns (added, duplicate). Opens nothing if empty."""
     if not memories:
         return 0, 0
-    from .store import MemoryDraft, MemoryStore
+    from .store import MemoryDraft
 
     drafts = [MemoryDraft(**m.model_dump()) for m in memories]
     try:
-        outcomes = MemoryStore.open(settings).add(drafts)
+        outcomes = open_store(settings).add(drafts)
     except DistillError:
         raise
     except Exception as exc:  # LanceDB / OS / embedder: name the store and keep the batch pending

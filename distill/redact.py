@@ -273,20 +273,18 @@ def _assignment(text: str, lower: str, p: int, counts: Counter) -> Span | None:
         return None  # no name, or an unusually long one
     if not lower.endswith(_NAME_ENDS, s, name_end) or not _SECRET_NAME.fullmatch(text, s, name_end):
         return None
-    m = _SEP_VALUE.match(text, p)
-    if m is None:
-        return None
-    if _is_harmless_value(m["value"]):
-        return m.start("value"), m.end("value"), None
-    counts["secret_assignment"] += 1
-    return m.start("value"), m.end("value"), _quoted(m["value"], _mark("secret_assignment"))
+    return _assigned_value(_SEP_VALUE.match(text, p), counts)
 
 
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 
 
 def _cli_flag(text: str, p: int, counts: Counter) -> Span | None:
-    m = _CLI_FLAG_AT.match(text, p)
+    return _assigned_value(_CLI_FLAG_AT.match(text, p), counts)
+
+
+def _assigned_value(m: re.Match | None, counts: Counter) -> Span | None:
+    """The value of ``NAME=value`` or ``--flag value``: masked unless it is plainly not a secret."""
     if m is None:
         return None
     if _is_harmless_value(m["value"]):

@@ -26,3 +26,14 @@ def batch_of(agents: dict[str, list[tuple[str, str]]], batch_id: str = "b1") -> 
                                 end=msgs[-1].end, agentId=agent))
     return Batch(batchId=batch_id, createdAtMs=1, agents=bagents, ranges=ranges,
                  touchedFiles=[r.path for r in ranges])
+
+
+# A model's answer for "pip install fails with externally-managed-environment … use uv venv" (turns t1, t2).
+PEP668_PITFALL = {
+    "text": "Pitfall: pip install fails on Debian 12 with externally-managed-environment (PEP 668). "
+            "Fix: create a venv with uv venv and install there.",
+    "category": "pitfall", "importance": 0.8, "scope": "global",
+    "keywords": ["externally-managed-environment", "uv venv", "安装失败", "虚拟环境"],
+    "entity_keywords": ["externally-managed-environment", "uv venv", "Debian 12"],
+    "evidence": ["t1", "t2"],
+}

@@ -24,6 +24,7 @@ from distill.enqueue import enqueue
 from distill.hookconfig import HookConfig
 from tests.fakes import FakeOpenAI
 from tests.tail_helpers import header, msg
+from tests.distiller_helpers import PEP668_PITFALL
 
 TURNS = [
     ("user", "pip install lancedb fails with error: externally-managed-environment on Debian 12"),
@@ -34,14 +35,7 @@ TURNS = [
              "images lack the libssl version we need."),
     ("user", "From now on always run pytest -x -q before committing."),
 ]
-PITFALL = {
-    "text": "Pitfall: pip install fails on Debian 12 with externally-managed-environment (PEP 668). "
-            "Fix: create a venv with uv venv and install there.",
-    "category": "pitfall", "importance": 0.8, "scope": "global",
-    "keywords": ["externally-managed-environment", "uv venv", "安装失败", "虚拟环境"],
-    "entity_keywords": ["externally-managed-environment", "uv venv", "Debian 12"],
-    "evidence": ["t1", "t2"],
-}
+PITFALL = PEP668_PITFALL  # the answer a model gives for the first two turns of TURNS
 
 
 @pytest.fixture
