@@ -56,6 +56,7 @@ class BatchMessage(BaseModel):
     start: int
     end: int
     entryId: str | None = None
+    author: str | None = None  # see sources.base.Author; None in batches written before it existed
 
 
 class BatchAgent(BaseModel):
@@ -446,7 +447,8 @@ def _message(key: str, path: str, t, mtime_ms: int) -> dict:
     the turn is validated already, the batch file is validated when it is loaded, and building
     a model per turn was a tenth of a run."""
     return {"id": f"{key}:{t.start}", "ts": t.ts or mtime_ms, "role": t.role, "text": t.text,
-            "sessionId": t.session_id, "file": path, "start": t.start, "end": t.end, "entryId": t.entry_id}
+            "sessionId": t.session_id, "file": path, "start": t.start, "end": t.end, "entryId": t.entry_id,
+            "author": t.author}
 
 
 # how many pre-tested lines are held before they are decoded (memory stays flat: a few MiB)

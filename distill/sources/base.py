@@ -27,6 +27,12 @@ if TYPE_CHECKING:
     from ..config import Settings
 
 Role = Literal["user", "assistant", "tool"]
+# Who actually wrote a turn. ``role`` is the transcript's own label (kept for the batch file's
+# old keys); ``author`` is what attribution rests on: only "person" text may become "the user
+# said". platform = chat-channel envelopes and system notices, schedule = cron-fired prompts,
+# parent_agent = a task spec a parent agent wrote into a sub-agent's session.
+Author = Literal["person", "assistant", "tool", "platform", "schedule", "parent_agent"]
+DEFAULT_AUTHOR: dict[str, Author] = {"user": "person", "assistant": "assistant", "tool": "tool"}
 
 
 class Turn(BaseModel):
@@ -39,6 +45,7 @@ class Turn(BaseModel):
     ts: int  # Unix milliseconds; 0 = unknown (the caller falls back to the file's mtime)
     role: Role
     text: str  # cleaned: injected blocks stripped, clipped, redacted
+    author: Author  # set by the format module; see ``Author``
 
 
 class ParseCounters(Counter):

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from .base import (
+    DEFAULT_AUTHOR,
     Turn, TurnLimits, decode_line, drop_blobs, finish_text, id_or_none, iso_to_ms, session_id_or_none,
 )
 from ..noise import clip
@@ -172,7 +173,7 @@ class ClaudeCodeParser:
         if text is None:
             return []
         return [Turn(agent_id=self.agent_id, session_id=held.session_id, file=self.file, start=held.start,
-                     end=held.end, entry_id=None if held.message_id.startswith("@") else held.message_id, ts=held.ts, role="assistant", text=text)]
+                     end=held.end, entry_id=None if held.message_id.startswith("@") else held.message_id, ts=held.ts, role="assistant", text=text, author="assistant")]
 
     def _remember_tool(self, tool_id: str, name: object) -> None:
         if len(self._tool_names) >= _MAX_TOOL_NAMES:
@@ -212,7 +213,7 @@ class ClaudeCodeParser:
             out = self._flush()  # a turn from another line ends a held message
             out.append(Turn(agent_id=self.agent_id, session_id=self.session_id, file=self.file, start=start,
                             end=end, entry_id=id_or_none(obj.get("uuid")), ts=iso_to_ms(obj.get("timestamp")),
-                            role=role, text=text))
+                            role=role, text=text, author=DEFAULT_AUTHOR[role]))
         return out
 
     def _tool_result(self, block: dict) -> str | None:

@@ -27,6 +27,7 @@ from collections import Counter, deque
 import orjson
 
 from .base import (
+    DEFAULT_AUTHOR,
     Turn, TurnLimits, decode_line, drop_blobs, finish_text, id_or_none, iso_to_ms, session_id_or_none,
 )
 from .toolfail import WINDOW_BYTES, bytes_window_may_fail, error_line, header_exit_code, trace
@@ -221,7 +222,7 @@ class CodexParser:
         if text is None:
             return []
         return [Turn(agent_id=self.agent_id, session_id=self.session_id, file=self.file, start=start, end=end,
-                     entry_id=id_or_none(entry_id), ts=ts, role=role, text=text)]
+                     entry_id=id_or_none(entry_id), ts=ts, role=role, text=text, author=DEFAULT_AUTHOR[role])]
 
 
 def _message_text(content: object) -> str:

@@ -15,6 +15,7 @@ from collections import Counter
 import orjson
 
 from .base import (
+    DEFAULT_AUTHOR,
     Turn, TurnLimits, decode_line, drop_blobs, finish_text, id_or_none, iso_to_ms, session_id_or_none, str_or_none,
 )
 from .toolfail import (
@@ -233,7 +234,7 @@ class OpenClawParser:
             return []
         ts = iso_to_ms(obj.get("timestamp")) or iso_to_ms(msg.get("timestamp"))
         return [Turn(agent_id=self.agent_id, session_id=self.session_id, file=self.file, start=start, end=end,
-                     entry_id=id_or_none(obj.get("id")), ts=ts, role=role, text=text)]
+                     entry_id=id_or_none(obj.get("id")), ts=ts, role=role, text=text, author=DEFAULT_AUTHOR[role])]
 
 
 def _content_text(content: object) -> str:
