@@ -28,7 +28,11 @@ DEFAULT_THRESHOLDS: dict[str, DedupThresholds] = {
     "gemini": DedupThresholds(cosine=0.90, lexical=0.3, cosine_cross=0.85),
 }
 
-Kind = Literal["paraphrase", "translation", "entity", "number", "version", "negation", "contradiction", "unrelated", "mixed"]
+Kind = Literal[
+    "paraphrase", "translation", "entity", "number", "version", "negation", "contradiction", "unrelated", "mixed",
+    "opening",  # shares only a leading never/always/不要/总是 and a category
+    "predicate",  # same subject, different predicate
+]
 
 
 class LabelledPair(BaseModel):
@@ -39,6 +43,7 @@ class LabelledPair(BaseModel):
     duplicate: bool
     kind: Kind
     lang: Literal["en", "zh", "mixed"]
+    split: Literal["tune", "held-out"] | None = None  # None: by line number (see ``split``)
 
 
 class Scores(BaseModel):
@@ -69,9 +74,15 @@ def load_pairs(path: Path) -> list[LabelledPair]:
     return pairs
 
 
-def split(pairs: Sequence[LabelledPair]) -> tuple[list[LabelledPair], list[LabelledPair]]:
-    """(dev, test): even-numbered lines tune, odd-numbered lines report."""
-    return list(pairs[0::2]), list(pairs[1::2])
+def split(pairs: Sequence[LabelledPair]) -> tuple[list[int], list[int]]:
+    """(tune, held-out) line indices: a pair's own ``split`` where it has one (the blocks
+    written after the first 428 lines), else even-numbered lines tune and odd ones report."""
+    tune: list[int] = []
+    held: list[int] = []
+    for i, p in enumerate(pairs):
+        side = p.split or ("tune" if i % 2 == 0 else "held-out")
+        (tune if side == "tune" else held).append(i)
+    return tune, held
 
 
 def score(
