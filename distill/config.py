@@ -59,14 +59,17 @@ class SourceRoot(BaseModel):
 
 
 class DedupThresholds(BaseModel):
-    """Near-duplicate decision: cosine at least ``cosine`` and the lexical guard agrees.
+    """Near-duplicate decision (``distill.store.dedup.judge``; docs/dedup.md says how each is used).
 
-    ``cosine_cross`` applies when one memory is Chinese and the other English (translations
-    embed further apart than paraphrases); None means ``cosine``. See docs/dedup.md."""
+    ``cosine_cross`` applies when one memory is Chinese and the other English and both name
+    the same entity or number (translations embed further apart than paraphrases); None
+    means ``cosine``, which is also what a translation naming nothing in common must reach. ``lexical_zh`` is the shared-wording floor between two Chinese memories
+    (character bigrams overlap less than English words); None means ``lexical``."""
 
     cosine: float = 0.90
     lexical: float = 0.5
     cosine_cross: float | None = None
+    lexical_zh: float | None = None
 
 
 class Settings(BaseSettings):
@@ -205,7 +208,7 @@ class Settings(BaseSettings):
         return allowed is None or agent_id in allowed
 
     def dedup_thresholds(self) -> DedupThresholds:
-        from .store.calibration import DEFAULT_THRESHOLDS  # calibrated per embedder
+        from .store.dedup import DEFAULT_THRESHOLDS  # calibrated per embedder
 
         key = self.embedder
         return self.dedup.get(key) or DEFAULT_THRESHOLDS.get(key, DedupThresholds())

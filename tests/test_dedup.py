@@ -11,8 +11,8 @@ import re
 import pytest
 
 from distill.config import DedupThresholds, Settings
-from distill.store.calibration import DEFAULT_THRESHOLDS
-from distill.store.dedup import content_hash, is_near_duplicate, lexical_similarity, normalise
+from distill.store.dedup import DEFAULT_THRESHOLDS
+from distill.store.dedup import PLUGIN_COSINE, content_hash, is_near_duplicate, lexical_similarity, normalise
 
 LOCAL = DEFAULT_THRESHOLDS["local"]
 
@@ -119,8 +119,21 @@ def test_a_chinese_memory_that_names_nothing_the_english_one_names_is_another(co
     zh = "部署服务之前必须先运行数据库迁移脚本，否则启动会报错。\nKeywords (zh): 部署; 数据库迁移"
     assert cosine(en, zh) >= LOCAL.cosine_cross  # close enough to be taken for a translation
     assert not same(en, zh, cosine)
-    # language and weekday names are translated, so they do not count as missing
-    assert same("Do not run database migrations on Friday afternoons.", "周五下午不要执行数据库迁移。", cosine)
+
+
+def test_a_translation_naming_nothing_in_common_needs_the_same_language_floor(cosine):
+    """The real wrong merges: an English rule or install note folded into an unrelated
+    Chinese memory at a translation's cosine. With nothing named on both sides, the pair
+    must be as close as a same-language paraphrase."""
+    en, zh = "Fact: the search index is rebuilt every Sunday night.", "事实：搜索索引每天晚上重建。"
+    assert LOCAL.cosine_cross <= cosine(en, zh) < LOCAL.cosine  # would pass as a translation
+    assert not same(en, zh, cosine)
+    assert not same("Rule: never overwrite a vault node without asking the user first.",
+                    "规则：不要凭空猜测，没有证据就说不知道。", cosine)
+    assert not same("Note: installed ffmpeg with Homebrew for the video scripts.",
+                    "偏好：用户希望每周五下午收到项目周报。", cosine)
+    # a translation that keeps a name is still one memory at the lower floor
+    assert same("Note: installed pnpm globally with corepack.", "备注：用 corepack 全局安装了 pnpm。", cosine)
 
 
 def test_swapped_roles_are_another_memory(cosine):
@@ -144,8 +157,21 @@ def test_lexical_threshold_is_honoured():
     a, b = "Fact: the staging server is reachable only through the VPN.", "Staging can only be accessed over the VPN."
     sim = lexical_similarity(a, b)
     assert 0 < sim < 1
-    assert is_near_duplicate(a, b, 0.99, DedupThresholds(cosine=0.9, lexical=sim))
-    assert not is_near_duplicate(a, b, 0.99, DedupThresholds(cosine=0.9, lexical=sim + 0.01))
+    assert is_near_duplicate(a, b, 0.95, DedupThresholds(cosine=0.9, lexical=sim))
+    assert not is_near_duplicate(a, b, 0.95, DedupThresholds(cosine=0.9, lexical=sim + 0.01))
+
+
+def test_above_the_plugins_threshold_only_a_contradiction_keeps_two_rows():
+    """memory-lancedb-pro refuses a write whose nearest row scores > 0.98 (1 / (1 + cosine
+    distance)); distill merges there too, however little wording the two share — unless
+    the texts contradict, where a merge would lose a fact."""
+    a, b = "Fact: the staging server is reachable only through the VPN.", "Staging can only be accessed over the VPN."
+    strict = DedupThresholds(cosine=0.9, lexical=0.99)
+    assert PLUGIN_COSINE == pytest.approx(0.97959, abs=1e-5)
+    assert not is_near_duplicate(a, b, PLUGIN_COSINE - 0.001, strict)
+    assert is_near_duplicate(a, b, PLUGIN_COSINE + 0.001, strict)
+    assert not is_near_duplicate("Fact: the request timeout is 30 seconds.", "Fact: the request timeout is 60 seconds.",
+                                 0.99, strict)
 
 
 def test_lexical_similarity_bounds():

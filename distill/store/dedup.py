@@ -1,17 +1,17 @@
-"""The duplicate decision the store makes on every write.
+"""What a duplicate is: the one place the store's write path, ``distill memories check``
+and the MCP ``check_duplicate`` tool get their answer from (``decide``).
 
-Two keys, two questions:
+A new memory is a duplicate of a stored row of the same scope when
 
-* ``content_hash`` answers "is this the same text?" — case, width, whitespace, punctuation and
-  the trailing ``Keywords (zh): …`` line do not count (the keywords are a search aid, and two
-  runs may phrase them differently).
-* ``is_near_duplicate`` answers "is this the same fact?" for the nearest rows the store found
-  by cosine. A small embedder scores "use uv instead of pip" and "use poetry instead of pip"
-  *higher* than a paraphrase or a translation, and puts unrelated memories from the same
-  project above 0.9, so cosine only shortlists. The decision also needs a lexical guard
-  (``distill.store.lexical_guard``): the two texts must not disagree about an entity (tool, path,
-  identifier, proper noun), a number or version, a negation, or a polar pair
-  (always/never, enable/disable, before/after); and they must share enough of their wording.
+1. **exact** — both have the same ``content_hash``: case, width, whitespace, punctuation and
+   the trailing ``Keywords (zh): …`` line do not count (the keywords are a search aid, and
+   two runs may phrase them differently); or
+2. **near** — one of its ``NEAREST`` rows by cosine passes ``judge``: the cosine clears the
+   floor for the pair's languages, the lexical guard (``lexical_guard``) finds no conflict
+   (an entity, number, negation or polar word one side contradicts or lacks), and they share
+   enough wording. A small embedder scores "use uv instead of pip" and "use poetry instead of
+   pip" *higher* than a paraphrase, and puts unrelated memories of one project above 0.9, so
+   cosine only shortlists.
 
 The normalisation feeds a hash that is stored in every row's metadata: changing it makes
 old rows miss the exact-duplicate check, so change it only together with a re-hash.
@@ -22,9 +22,31 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal, Protocol
 
 from ..config import DedupThresholds
 from . import lexical_guard as guard
+
+# Rows of the scope each new memory is compared with. A Chinese translation can rank below
+# several same-language rows (their cosines run higher), so look past the first few; rows
+# under the cosine floor cost nothing (the guard never reads them).
+NEAREST = 16
+
+# memory-lancedb-pro's memory_store refuses a write when the nearest row of the scope scores
+# > 0.98, its score being 1 / (1 + cosine distance): cosine > 1 - (1/0.98 - 1) ≈ 0.9796.
+# Above it distill merges too — unless the guard finds the texts contradict (docs/dedup.md).
+PLUGIN_SCORE = 0.98
+PLUGIN_COSINE = 2 - 1 / PLUGIN_SCORE
+
+# Calibrated per embedder (docs/dedup.md): ``local`` on tests/data/dedup_pairs.jsonl by
+# tests/bench/calibrate_dedup.py; ``openai`` and ``gemini`` not calibrated (no network here).
+DEFAULT_THRESHOLDS: dict[str, DedupThresholds] = {
+    "local": DedupThresholds(cosine=0.925, lexical=0.5, cosine_cross=0.835, lexical_zh=0.3),
+    "openai": DedupThresholds(cosine=0.90, lexical=0.3, cosine_cross=0.85),
+    "gemini": DedupThresholds(cosine=0.90, lexical=0.3, cosine_cross=0.85),
+}
 
 _KEYWORDS_LINE = re.compile(r"(?:\A|\n)[ \t]*keywords[ \t]*\(zh\)[ \t]*:[^\n]*\s*\Z", re.IGNORECASE)
 # punctuation is folded unless it sits inside a Latin token ("3.11", "a_b", "core.autocrlf=input")
@@ -62,12 +84,98 @@ def lexical_similarity(a: str, b: str) -> float:
     return guard.lexical_similarity(guard.profile(strip_keywords(a)), guard.profile(strip_keywords(b)))
 
 
-def is_near_duplicate(new_text: str, old_text: str, cosine: float, thresholds: DedupThresholds) -> bool:
-    """Same fact: cosine clears the threshold for the pair's languages, and the lexical
-    guard finds no conflict and enough shared wording."""
-    floor = min(thresholds.cosine, thresholds.cosine_cross if thresholds.cosine_cross is not None else 1.0)
-    if cosine < floor:
-        return False
+@dataclass(frozen=True)
+class Evidence:
+    """What the texts of a pair say, whatever the thresholds (the calibration reads it once
+    per pair and then tries every threshold)."""
+
+    cross: bool  # one English, one Chinese
+    zh: bool  # both Chinese
+    anchored: bool  # both name the same entity or number
+    same_text: bool  # same content hash
+    conflicts: tuple[str, ...]  # why they cannot be one memory (``guard.conflicts``)
+    lexical: float  # shared wording, 0–1
+
+
+def evidence(new_text: str, old_text: str) -> Evidence:
+    a, b = guard.profile(strip_keywords(new_text)), guard.profile(strip_keywords(old_text))
+    cross, zh = a.cjk_dominant != b.cjk_dominant, a.cjk_dominant and b.cjk_dominant
+    anchored = bool(guard.shared_names(a, b))
     if content_hash(new_text) == content_hash(old_text):
-        return True
-    return guard.agrees(guard.profile(strip_keywords(new_text)), guard.profile(strip_keywords(old_text)), cosine, thresholds)
+        return Evidence(cross, zh, anchored, True, (), 1.0)
+    return Evidence(cross, zh, anchored, False, tuple(guard.conflicts(a, b)), guard.lexical_similarity(a, b))
+
+
+def floor_for(ev: Evidence, thresholds: DedupThresholds) -> float:
+    """The cosine a pair must reach. Translations embed further apart than paraphrases, so
+    they get ``cosine_cross`` — but only when both name the same entity or number: a Chinese
+    and an English memory that share nothing named are held to the same-language floor
+    (cross-language cosines of unrelated rules reach 0.88 with the local model)."""
+    if ev.cross and ev.anchored and thresholds.cosine_cross is not None:
+        return thresholds.cosine_cross
+    return thresholds.cosine
+
+
+def judge(ev: Evidence, cosine: float, thresholds: DedupThresholds) -> tuple[bool, str]:
+    """(same memory?, why) for one pair."""
+    if ev.same_text:
+        return True, "exact"
+    floor = floor_for(ev, thresholds)
+    if cosine < floor:
+        return False, f"cosine {cosine:.3f} < {floor:.3f}" + (" (translation naming nothing in common)" if ev.cross else "")
+    if ev.conflicts:
+        return False, "; ".join(ev.conflicts)
+    if cosine > PLUGIN_COSINE:
+        return True, f"near:{cosine:.3f}"
+    lexical = thresholds.lexical_zh if ev.zh and thresholds.lexical_zh is not None else thresholds.lexical
+    if not ev.cross and ev.lexical < lexical:
+        return False, f"shared wording {ev.lexical:.2f} < {lexical:.2f}"
+    return True, f"near:{cosine:.3f}"
+
+
+def is_near_duplicate(new_text: str, old_text: str, cosine: float, thresholds: DedupThresholds) -> bool:
+    """Would ``judge`` merge this one pair at this cosine?"""
+    return judge(evidence(new_text, old_text), cosine, thresholds)[0]
+
+
+class Neighbour(Protocol):
+    id: str
+    text: str
+    cosine: float
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The answer for one new memory. ``id`` is the row it duplicates, or, when it is
+    distinct, the nearest row it was compared with (None when the scope has none);
+    ``reason`` says why ("exact", "near:0.953", or what kept the nearest row apart)."""
+
+    decision: Literal["duplicate", "distinct"]
+    id: str | None
+    reason: str
+    cosine: float | None = None
+
+    @property
+    def duplicate(self) -> bool:
+        return self.decision == "duplicate"
+
+
+def decide(text: str, neighbours: Iterable[Neighbour], thresholds: DedupThresholds,
+           exact_id: str | None = None) -> Verdict:
+    """Is ``text`` a duplicate of a stored row? ``exact_id`` is a row of the scope with the
+    same ``content_hash`` (the store keeps them in a hash map); ``neighbours`` are the scope's
+    nearest rows by cosine, any order: the ``NEAREST`` closest are judged, closest first."""
+    if exact_id is not None:
+        return Verdict("duplicate", exact_id, "exact", 1.0)
+    # below every floor the guard need not read the texts (most neighbours, most of the time)
+    lowest = min(x for x in (thresholds.cosine, thresholds.cosine_cross) if x is not None)
+    nearest: Verdict | None = None
+    for n in sorted(neighbours, key=lambda n: -n.cosine)[:NEAREST]:
+        if n.cosine < lowest:
+            why = f"cosine {n.cosine:.3f} < {lowest:.3f}"
+            return nearest or Verdict("distinct", n.id, why, n.cosine)
+        same, why = judge(evidence(text, n.text), n.cosine, thresholds)
+        if same:
+            return Verdict("duplicate", n.id, why, n.cosine)
+        nearest = nearest or Verdict("distinct", n.id, why, n.cosine)
+    return nearest or Verdict("distinct", None, "nothing stored in this scope to compare with")

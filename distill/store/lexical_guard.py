@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from functools import lru_cache
 
-from ..config import DedupThresholds
-
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _TOKEN = re.compile(r"[~./\-]*[A-Za-z0-9][A-Za-z0-9_.+#/\-:=']*")
@@ -82,7 +80,7 @@ _ZH_FUNCTION = frozenset("的了在是把被和与及或都也就再先会要用
 _ZH_BOILERPLATE = frozenset("用户 户希 希望 户喜 喜欢 需要 应该 使用 可以 一个 这个 进行 总是 一定 要求 时候".split())
 
 _NEGATION_EN = re.compile(
-    r"\b(?:never|no|none|nothing|nobody|neither|nor|without|cannot|\w+n't|not|zero|dislikes?|avoid|avoids|refuses?)\b",
+    r"\b(?:never|no|none|nothing|nobody|neither|nor|without|cannot|\w+n't|not|zero|dislikes?|avoid|avoids|refuses?|unset|unable|unavailable|unsupported)\b",
     re.IGNORECASE,
 )
 _CONTRAST_EN = re.compile(r"\binstead\b|\brather than\b|\bin place of\b|,\s*not\b|\bover\b(?=\s+\w)", re.IGNORECASE)
@@ -226,7 +224,7 @@ def _read_token(text: str, start: int, tok: str, p: Profile) -> None:
         return  # numbers and their units are compared in ``numbers``
     if re.fullmatch(r"\d+(?:\.\d+)?[A-Za-z%]+", tok) and tok.lstrip("0123456789.").lower() in _UNITS:
         return  # "30s", "512MB"
-    if re.fullmatch(r"[a-z]+(?:-[a-z]+)+", tok):  # "full-text", "on-call": a compound word
+    if re.fullmatch(r"[a-z]+(?:-[a-z]+)+", lower) and not tok.isupper():  # "full-text", "On-call": a compound word
         p.content.add(stem(tok))
         return
     camel = any(ch.isupper() for ch in tok[1:]) and any(ch.islower() for ch in tok)
@@ -365,7 +363,45 @@ def _slot_swap(a: list[str], b: list[str]) -> str | None:
         return None
     if all(w in _STOP or w in _ZH_FUNCTION for w in old + new):
         return None  # "instead of" / "rather than", "的" / "了"
+    if _same_word(old, new) or _translated(old, new) or _negation_reworded(old, new):
+        return None
     return f"{' '.join(old)} → {' '.join(new)}"
+
+
+def _same_word(old: list[str], new: list[str]) -> bool:
+    """One word in another form: "deploy" / "deployments happen", "edited" / "editing"."""
+    words = [w for w in old + new if w not in _STOP and not _CJK_RUN.fullmatch(w)]
+    if not old or not new or len(words) < 2:
+        return False
+    heads = [w for w in old if w not in _STOP] or old
+    return all(any(_common_prefix(h, w) >= 5 or (min(len(h), len(w)) >= 4 and _common_prefix(h, w) == min(len(h), len(w)))
+                   for w in new if w not in _STOP) for h in heads)
+
+
+def _negation_reworded(old: list[str], new: list[str]) -> bool:
+    """"[never use] tables" / "[do not put] tables": both spans negate, and besides the
+    negation and function words they hold at most one word between them."""
+    neg = {"never", "not", "no", "don't", "do", "doesn't", "dont"}
+    if not (set(old) & neg and set(new) & neg):
+        return False
+    rest = [w for w in old + new if w not in neg and w not in _STOP]
+    return len(rest) <= 1
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def _translated(old: list[str], new: list[str]) -> bool:
+    """Chinese characters on one side, Latin words on the other: "推送" / "push" is one word
+    in two scripts (different Chinese on both sides, "周日" / "周六", stays a swap)."""
+    def script(span: list[str]) -> str | None:
+        kinds = {"zh" if _CJK_RUN.fullmatch(w) else "latin" for w in span}
+        return kinds.pop() if len(kinds) == 1 else None
+    return {script(old), script(new)} == {"zh", "latin"}
 
 
 def _span_words(tokens: list[str]) -> float:
@@ -392,15 +428,13 @@ def lexical_similarity(a: Profile, b: Profile) -> float:
     return len(ta & tb) / min(len(ta), len(tb))
 
 
+def shared_names(a: Profile, b: Profile) -> set[str]:
+    """Entities, names and numbers both texts state: what lets a translation be recognised
+    as one (script-independent)."""
+    named_a = a.entities | a.names | a.numbers
+    named_b = b.entities | b.names | b.numbers
+    return (named_a & (b.words | b.numbers)) | (named_b & (a.words | a.numbers))
+
+
 def _terms(p: Profile) -> set[str]:
     return p.entities | p.names | p.numbers | p.content | p.bigrams
-
-
-def agrees(a: Profile, b: Profile, cosine: float, thresholds: DedupThresholds) -> bool:
-    """The whole verdict: the cosine for this language pairing, no conflict, enough shared
-    wording (a translation shares only its entities and numbers, checked by ``conflicts``)."""
-    cross = a.cjk_dominant != b.cjk_dominant
-    floor = thresholds.cosine_cross if cross and thresholds.cosine_cross is not None else thresholds.cosine
-    if cosine < floor or conflicts(a, b):
-        return False
-    return cross or lexical_similarity(a, b) >= thresholds.lexical

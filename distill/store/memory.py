@@ -24,7 +24,7 @@ from ..errors import SchemaMismatch
 from ..lock import FileLock
 from . import provenance as prov
 from . import table as tbl
-from .dedup import content_hash, is_near_duplicate
+from .dedup import NEAREST, Verdict, content_hash, decide
 from .dedup_index import DedupIndex, cosines
 from .embedders import Embedder, known_dim, make_embedder
 from .models import (
@@ -42,9 +42,6 @@ from .search import ROW_COLUMNS, fts_search, rrf, vector_search, where_clause
 if TYPE_CHECKING:
     from ..config import Settings
 
-# A translation can rank below several same-language rows of the same scope, so look past
-# the first few; candidates under the cosine floor cost nothing (the guard never runs).
-NEAR_CANDIDATES = 16
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="distill-search")
 
 
@@ -123,6 +120,18 @@ class MemoryStore:
         drafts = [d if isinstance(d, MemoryDraft) else MemoryDraft.model_validate(d) for d in drafts]
         return self._add(drafts, dry_run=True)
 
+    def check_duplicate(self, text: str, scope: str = "global") -> Verdict:
+        """The store's own duplicate decision for one memory text, writing nothing:
+        ``Verdict(decision, id, reason)`` — the row it duplicates, or the nearest row it was
+        compared with and what kept them apart (see ``dedup.decide``)."""
+        draft = scrub_draft(MemoryDraft(text=text, scope=scope), self.redacted)
+        vec = self._passages([draft.text])
+        with self._lock(self.settings):
+            self.index.refresh(self.table)
+            sidx = self.index.scope(draft.scope)
+            return decide(draft.text, sidx.nearest(vec, NEAREST)[0], self.settings.dedup_thresholds(),
+                          exact_id=sidx.exact(content_hash(draft.text)))
+
     def _add(self, drafts: list[MemoryDraft], *, ids: list[str | None] | None = None,
              timestamps: list[int | None] | None = None, dry_run: bool = False) -> list[AddOutcome]:
         if not drafts:
@@ -151,14 +160,11 @@ class MemoryStore:
             target, reason = None, None
             if ids[i] and (ids[i] in self.index.all_ids or ids[i] in batch_md):
                 target, reason = ids[i], "id"
-            elif sidx.exact(hashes[i]) is not None:
-                target, reason = sidx.exact(hashes[i]), "exact"
             else:
                 pool = candidates[i] + _batch_candidates(batch.get(d.scope, []), intra[i], row_ids, drafts)
-                for c in sorted(pool, key=lambda c: -c.cosine)[:NEAR_CANDIDATES]:
-                    if is_near_duplicate(d.text, c.text, c.cosine, thresholds):
-                        target, reason = c.id, f"near:{c.cosine:.3f}"
-                        break
+                verdict = decide(d.text, pool, thresholds, exact_id=sidx.exact(hashes[i]))
+                if verdict.duplicate:
+                    target, reason = verdict.id, verdict.reason
             if target is not None:
                 outcomes.append(AddOutcome(status="duplicate", id=target, reason=reason))
                 if target in batch_md:
@@ -199,7 +205,7 @@ class MemoryStore:
         for i, d in enumerate(drafts):
             by_scope.setdefault(d.scope, []).append(i)
         for scope, idx in by_scope.items():
-            for i, cands in zip(idx, self.index.scope(scope).nearest(vecs[idx], NEAR_CANDIDATES)):
+            for i, cands in zip(idx, self.index.scope(scope).nearest(vecs[idx], NEAREST)):
                 out[i] = cands
         return out
 
@@ -384,7 +390,7 @@ def _batch_candidates(earlier: list[int], sims: np.ndarray, row_ids: dict[int, s
     if not earlier:
         return []
     idx = np.asarray(earlier)
-    best = idx[np.argsort(-sims[idx])[:NEAR_CANDIDATES]]
+    best = idx[np.argsort(-sims[idx])[:NEAREST]]
     return [Candidate(row_ids[j], drafts[j].text, float(sims[j])) for j in best]
 
 
