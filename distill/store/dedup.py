@@ -1,5 +1,5 @@
-"""What a duplicate is: the one place the store's write path, ``distill memories check``
-and the MCP ``check_duplicate`` tool get their answer from (``decide``).
+"""What a duplicate is: the one place the store's writes, ``MemoryStore.check_duplicate``
+(and the MCP ``check_duplicate`` tool over it) and the calibration get their answer from.
 
 A new memory is a duplicate of a stored row of the same scope when
 
@@ -7,11 +7,15 @@ A new memory is a duplicate of a stored row of the same scope when
    the trailing ``Keywords (zh): …`` line do not count (the keywords are a search aid, and
    two runs may phrase them differently); or
 2. **near** — one of its ``NEAREST`` rows by cosine passes ``judge``: the cosine clears the
-   floor for the pair's languages, the lexical guard (``lexical_guard``) finds no conflict
+   floor for the pair (``floor_for``), the lexical guard (``lexical_guard``) finds no conflict
    (an entity, number, negation or polar word one side contradicts or lacks), and they share
    enough wording. A small embedder scores "use uv instead of pip" and "use poetry instead of
    pip" *higher* than a paraphrase, and puts unrelated memories of one project above 0.9, so
-   cosine only shortlists.
+   cosine only shortlists. Above memory-lancedb-pro's own duplicate threshold
+   (``PLUGIN_COSINE``) shared wording is not asked for: only a contradiction keeps two rows.
+
+Precision comes first: a wrong merge loses a memory, a missed one costs a row.
+docs/dedup.md has the rule, the calibration and its figures.
 
 The normalisation feeds a hash that is stored in every row's metadata: changing it makes
 old rows miss the exact-duplicate check, so change it only together with a re-hash.
