@@ -187,3 +187,26 @@ def test_thresholds_come_from_config_per_embedder():
     override = Settings(dedup={"local": {"cosine": 0.97, "lexical": 0.6}})
     assert override.dedup_thresholds() == DedupThresholds(cosine=0.97, lexical=0.6)
     assert Settings(embedder="gemini").dedup_thresholds() == DEFAULT_THRESHOLDS["gemini"]
+
+
+def test_the_reduce_step_keeps_apart_what_the_store_keeps_apart():
+    """Candidates of one run are merged by shared wording before they reach the store; a
+    contradiction the store's guard sees must not be merged there either (one is lost)."""
+    from collections import Counter
+
+    from distill.distiller.reduce import merge_near_duplicates
+    from distill.distiller.schema import Candidate
+
+    def cand(text: str) -> Candidate:
+        return Candidate(text=text, kind="decision", importance=0.7, scope="agent", keywords=["超时", "配置", "决策"],
+                         entity_keywords=[], evidence=["m1"], agent_id="main", chunk=0)
+
+    counters: Counter = Counter()
+    apart = [("The request timeout is 30 seconds.", "The request timeout is 60 seconds."),
+             ("Enable strict mode in the TypeScript config.", "Disable strict mode in the TypeScript config."),
+             ("Use uv instead of pip for Python dependencies.", "Use poetry instead of pip for Python dependencies.")]
+    for a, b in apart:
+        assert len(merge_near_duplicates([cand(a), cand(b)], counters)) == 2, (a, b)
+    same = merge_near_duplicates([cand("Use uv instead of pip for Python dependencies."),
+                                  cand("Use uv instead of pip for the Python dependencies.")], counters)
+    assert len(same) == 1 and counters["merged_in_run"] == 1

@@ -15,6 +15,7 @@ from collections import Counter
 from pydantic import BaseModel, Field
 
 from ..batch import BatchMessage
+from ..store.dedup import contradictions
 from .schema import CATEGORY_OF_KIND, Candidate
 
 NEAR_DUP_JACCARD = 0.7
@@ -53,7 +54,8 @@ def _similar(a: Candidate, b: Candidate) -> bool:
     if not ta or not tb:
         return False
     jac = len(ta & tb) / len(ta | tb)
-    return jac >= NEAR_DUP_JACCARD
+    # the store's guard: "timeout is 30 s" / "60 s" share most words and are two memories
+    return jac >= NEAR_DUP_JACCARD and not contradictions(a.text, b.text)
 
 
 def _merge(keep: Candidate, other: Candidate) -> Candidate:

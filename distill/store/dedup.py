@@ -120,6 +120,12 @@ def floor_for(ev: Evidence, thresholds: DedupThresholds) -> float:
     return thresholds.cosine
 
 
+def contradictions(a: str, b: str) -> tuple[str, ...]:
+    """Why two texts cannot be one memory, whatever their cosine (empty when nothing
+    contradicts): for callers without vectors, such as the distiller's reduce step."""
+    return evidence(a, b).conflicts
+
+
 def judge(ev: Evidence, cosine: float, thresholds: DedupThresholds) -> tuple[bool, str]:
     """(same memory?, why) for one pair."""
     if ev.same_text:
