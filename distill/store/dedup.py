@@ -28,6 +28,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal, Protocol
 
 from ..config import DedupThresholds
@@ -88,26 +89,35 @@ def lexical_similarity(a: str, b: str) -> float:
     return guard.lexical_similarity(guard.profile(strip_keywords(a)), guard.profile(strip_keywords(b)))
 
 
-@dataclass(frozen=True)
 class Evidence:
-    """What the texts of a pair say, whatever the thresholds (the calibration reads it once
-    per pair and then tries every threshold)."""
+    """What the texts of a pair say, whatever the thresholds. Each part is read when first
+    asked for: ``judge`` checks the cosine floor before the guard reads the texts, and most
+    neighbours stop there (the calibration reads every part once and tries every threshold)."""
 
-    cross: bool  # one English, one Chinese
-    zh: bool  # both Chinese
-    anchored: bool  # both name the same entity or number
-    same_text: bool  # same content hash
-    conflicts: tuple[str, ...]  # why they cannot be one memory (``guard.conflicts``)
-    lexical: float  # shared wording, 0–1
+    def __init__(self, new_text: str, old_text: str) -> None:
+        self.texts = (new_text, old_text)
+        self.a, self.b = guard.profile(strip_keywords(new_text)), guard.profile(strip_keywords(old_text))
+        self.cross = self.a.cjk_dominant != self.b.cjk_dominant  # one English, one Chinese
+        self.zh = self.a.cjk_dominant and self.b.cjk_dominant  # both Chinese
 
+    @cached_property
+    def anchored(self) -> bool:
+        """Both name the same entity or number."""
+        return bool(guard.shared_names(self.a, self.b))
 
-def evidence(new_text: str, old_text: str) -> Evidence:
-    a, b = guard.profile(strip_keywords(new_text)), guard.profile(strip_keywords(old_text))
-    cross, zh = a.cjk_dominant != b.cjk_dominant, a.cjk_dominant and b.cjk_dominant
-    anchored = bool(guard.shared_names(a, b))
-    if content_hash(new_text) == content_hash(old_text):
-        return Evidence(cross, zh, anchored, True, (), 1.0)
-    return Evidence(cross, zh, anchored, False, tuple(guard.conflicts(a, b)), guard.lexical_similarity(a, b))
+    @cached_property
+    def same_text(self) -> bool:
+        return content_hash(self.texts[0]) == content_hash(self.texts[1])
+
+    @cached_property
+    def conflicts(self) -> tuple[str, ...]:
+        """Why they cannot be one memory (``guard.conflicts``)."""
+        return () if self.same_text else tuple(guard.conflicts(self.a, self.b))
+
+    @cached_property
+    def lexical(self) -> float:
+        """Shared wording, 0–1."""
+        return 1.0 if self.same_text else guard.lexical_similarity(self.a, self.b)
 
 
 def floor_for(ev: Evidence, thresholds: DedupThresholds) -> float:
@@ -123,16 +133,17 @@ def floor_for(ev: Evidence, thresholds: DedupThresholds) -> float:
 def contradictions(a: str, b: str) -> tuple[str, ...]:
     """Why two texts cannot be one memory, whatever their cosine (empty when nothing
     contradicts): for callers without vectors, such as the distiller's reduce step."""
-    return evidence(a, b).conflicts
+    return Evidence(a, b).conflicts
 
 
 def judge(ev: Evidence, cosine: float, thresholds: DedupThresholds) -> tuple[bool, str]:
     """(same memory?, why) for one pair."""
-    if ev.same_text:
-        return True, "exact"
     floor = floor_for(ev, thresholds)
     if cosine < floor:
-        return False, f"cosine {cosine:.3f} < {floor:.3f}" + (" (translation naming nothing in common)" if ev.cross else "")
+        bare = ev.cross and not ev.anchored
+        return False, f"cosine {cosine:.3f} < {floor:.3f}" + (" (a translation naming nothing in common)" if bare else "")
+    if ev.same_text:
+        return True, "exact"
     if ev.conflicts:
         return False, "; ".join(ev.conflicts)
     if cosine > PLUGIN_COSINE:
@@ -145,7 +156,7 @@ def judge(ev: Evidence, cosine: float, thresholds: DedupThresholds) -> tuple[boo
 
 def is_near_duplicate(new_text: str, old_text: str, cosine: float, thresholds: DedupThresholds) -> bool:
     """Would ``judge`` merge this one pair at this cosine?"""
-    return judge(evidence(new_text, old_text), cosine, thresholds)[0]
+    return judge(Evidence(new_text, old_text), cosine, thresholds)[0]
 
 
 class Neighbour(Protocol):
@@ -184,7 +195,7 @@ def decide(text: str, neighbours: Iterable[Neighbour], thresholds: DedupThreshol
         if n.cosine < lowest:
             why = f"cosine {n.cosine:.3f} < {lowest:.3f}"
             return nearest or Verdict("distinct", n.id, why, n.cosine)
-        same, why = judge(evidence(text, n.text), n.cosine, thresholds)
+        same, why = judge(Evidence(text, n.text), n.cosine, thresholds)
         if same:
             return Verdict("duplicate", n.id, why, n.cosine)
         nearest = nearest or Verdict("distinct", n.id, why, n.cosine)

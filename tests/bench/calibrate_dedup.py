@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from distill.config import DedupThresholds, load_settings  # noqa: E402
 from distill.store.calibration import load_pairs, pair_cosines, score, split  # noqa: E402
-from distill.store.dedup import DEFAULT_THRESHOLDS, PLUGIN_COSINE, evidence, judge  # noqa: E402
+from distill.store.dedup import DEFAULT_THRESHOLDS, PLUGIN_COSINE, Evidence, judge  # noqa: E402
 
 PAIRS = ROOT / "tests" / "data" / "dedup_pairs.jsonl"
 OUT = ROOT / "tests" / "bench" / "out"
@@ -61,7 +61,7 @@ def main() -> None:
     tune_cos = [cos[i] for i in halves["tune"]]
 
     # the texts' evidence does not depend on the thresholds: read it once per pair
-    ev = {(p.a, p.b): evidence(p.a, p.b) for p in pairs}
+    ev = {(p.a, p.b): Evidence(p.a, p.b) for p in pairs}
 
     def rule(th: DedupThresholds):
         return lambda p, c: judge(ev[(p.a, p.b)], c, th)[0]
