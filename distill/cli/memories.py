@@ -68,10 +68,10 @@ def _filters(p: argparse.ArgumentParser) -> None:
     p.add_argument("--category", choices=CATEGORY_CHOICES)
 
 
-def _open(settings, *, embeds: bool = True):
+def _open(settings, *, embeds: bool = True, read_only: bool = False):
     from ..store.memory import MemoryStore
 
-    return MemoryStore.open(settings, check_embedder=embeds)
+    return MemoryStore.open(settings, check_embedder=embeds, read_only=read_only)
 
 
 # ---------------------------------------------------------------- results
@@ -120,19 +120,19 @@ class CompactResult(BaseModel):
 
 # ---------------------------------------------------------------- handlers
 def handle_list(settings, args) -> RowsResult:
-    rows = _open(settings, embeds=False).list(scope=args.scope, category=args.category,
+    rows = _open(settings, embeds=False, read_only=True).list(scope=args.scope, category=args.category,
                                 since_ms=parse_since(args.since), limit=args.limit)
     return RowsResult(count=len(rows), memories=[r.model_dump() for r in rows])
 
 
 def handle_search(settings, args) -> RowsResult:
-    hits = _open(settings).search(args.query, mode=args.mode, scope=args.scope,
+    hits = _open(settings, read_only=True).search(args.query, mode=args.mode, scope=args.scope,
                                   category=args.category, limit=args.limit)
     return RowsResult(count=len(hits), memories=[h.model_dump() for h in hits])
 
 
 def handle_stats(settings, args):
-    return _open(settings, embeds=False).stats()
+    return _open(settings, embeds=False, read_only=True).stats()
 
 
 def handle_forget(settings, args) -> ForgetResult:
@@ -142,7 +142,7 @@ def handle_forget(settings, args) -> ForgetResult:
 def handle_export(settings, args) -> ExportResult:
     from ..atomic import write_json
 
-    doc = _open(settings, embeds=False).export(scope=args.scope, category=args.category)
+    doc = _open(settings, embeds=False, read_only=True).export(scope=args.scope, category=args.category)
     if args.output:
         write_json(Path(args.output), doc)
         return ExportResult(output=args.output, count=doc["count"])

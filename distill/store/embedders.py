@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from ..errors import ConfigError, PermanentError, TransientError
+from ..errors import ConfigError, PermanentError, SchemaMismatch, TransientError
 from ..retry import FAIL_FAST_STATUS, RETRYABLE_STATUS, parse_retry_after
 
 if TYPE_CHECKING:
@@ -254,3 +254,56 @@ def known_dim(settings: "Settings") -> int | None:
 
 
 LOCAL_DIM = 384
+
+
+# What a table's vectors were probably made with, by size, as memory-lancedb-pro and the
+# Memory MCP server configure them: (kind, model, base url, task, api-key variables).
+KNOWN_EMBEDDERS = {
+    1024: ("openai", "jina-embeddings-v3", "https://api.jina.ai/v1", "retrieval.passage", ("JINA_API_KEY",)),
+    1536: ("openai", "text-embedding-3-small", "https://api.openai.com/v1", None, ("OPENAI_API_KEY",)),
+    3072: ("gemini", "gemini-embedding-001", None, None, ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
+    768: ("gemini", "gemini-embedding-001", None, None, ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
+}
+
+
+def for_table(settings: "Settings", table_dim: int, recorded: str | None, env=None) -> "Settings":
+    """The settings whose embedder fits an existing table.
+
+    A configured embedder (``DISTILL_EMBEDDER`` / config / flag) is kept as it is; the
+    caller refuses it if its size differs. Otherwise the default (local, 384-d) is used when
+    it fits, else the embedder the rows recorded (distill writes ``metadata.embedder``) or the
+    usual one for that vector size, given its API key in the environment. When none fits,
+    :class:`ConfigError` names in one line the settings to set.
+    """
+    import os
+
+    env = os.environ if env is None else env
+    if "embedder" in settings.model_fields_set or table_dim == known_dim(settings):
+        return settings
+    if recorded and recorded.startswith("local:") and table_dim == LOCAL_DIM:
+        return settings.model_copy(update={"embedder": "local"})
+    kind, model, base, task, keys = KNOWN_EMBEDDERS.get(table_dim, (None, None, None, None, ()))
+    if recorded and recorded.split(":", 1)[0] in ("openai", "gemini"):
+        kind, model = recorded.split(":", 1)
+        if "jina" in model:
+            base, task, keys = "https://api.jina.ai/v1", "retrieval.passage", ("JINA_API_KEY",)
+    key_var = next((k for k in keys if env.get(k)), None)
+    if kind is None or key_var is None:
+        raise SchemaMismatch(one_line_hint(settings.table, table_dim, recorded, kind, model, base, task, keys))
+    return settings.model_copy(update={
+        "embedder": kind, "embed_model": model, "embed_base_url": base, "embed_task": task,
+        "embed_dimensions": table_dim, "embed_api_key": env[key_var]})
+
+
+def one_line_hint(table: str, dim: int, recorded: str | None, kind, model, base, task, keys) -> str:
+    made = f"recorded embedder {recorded}" if recorded else "no recorded embedder"
+    if kind is None:
+        todo = (f"set DISTILL_EMBEDDER, DISTILL_EMBED_MODEL, DISTILL_EMBED_BASE_URL and DISTILL_EMBED_DIMENSIONS={dim} "
+                "to the embedder that made it")
+    else:
+        parts = [f"DISTILL_EMBEDDER={kind}", f"DISTILL_EMBED_MODEL={model}", f"DISTILL_EMBED_DIMENSIONS={dim}"]
+        parts += [f"DISTILL_EMBED_BASE_URL={base}"] if base else []
+        parts += [f"DISTILL_EMBED_TASK={task}"] if task else []
+        todo = f"set {keys[0]}, or {' '.join(parts)} DISTILL_EMBED_API_KEY=..."
+    return (f"table {table!r} holds {dim}-d vectors ({made}); the default embedder makes {LOCAL_DIM}-d, "
+            f"nothing was written: {todo} (or `distill memories reembed` the table)")
