@@ -1,4 +1,4 @@
-"""``distill memories list|search|stats|forget|export|import|reembed|compact``.
+"""``distill memories list|search|stats|forget|export|import|reembed|compact|doctor|migrate``.
 
 Nothing heavy is imported here at module level: LanceDB and the embedder load inside the
 handlers.
@@ -49,7 +49,8 @@ def register(sub: Any) -> None:
 
     p = command(msub, "import", handle_import, "import a memory-pro export JSON file (deduplicated)")
     p.add_argument("file", help="JSON file: {\"memories\": [{\"text\", \"category\", \"importance\", ...}]}")
-    p.add_argument("--scope", help="put every entry in this scope (global, agent:<id>, custom:<name>, ...)")
+    p.add_argument("--scope", help="put every entry in this scope, as `memory-pro import --scope` does "
+                   "(global, agent:<id>, custom:<name>, ...); without it each entry keeps its own scope")
     p.add_argument("--dry-run", action="store_true", help="report what would be added; write nothing")
 
     p = command(msub, "reembed", handle_reembed,
@@ -61,6 +62,11 @@ def register(sub: Any) -> None:
     p.add_argument("--task", help="Jina task for stored texts, e.g. retrieval.passage")
 
     command(msub, "compact", handle_compact, "merge small fragments and refresh indexes (keeps recent versions)")
+
+    command(msub, "doctor", handle_doctor,
+            "the table's file format, indexes and embedder, and whether memory-lancedb-pro can read it (read-only)")
+    command(msub, "migrate", handle_migrate,
+            "rewrite the table in the Lance file format memory-lancedb-pro reads (store_file_format; keeps a backup)")
 
 
 def _filters(p: argparse.ArgumentParser) -> None:
@@ -186,6 +192,18 @@ def handle_compact(settings, args) -> CompactResult:
     store.compact()
     after = store.stats()
     return CompactResult(size_bytes_before=before, size_bytes_after=after.size_bytes, version=after.version)
+
+
+def handle_doctor(settings, args):
+    from ..store.doctor import diagnose
+
+    return diagnose(settings)
+
+
+def handle_migrate(settings, args):
+    from ..store.doctor import migrate
+
+    return migrate(settings)
 
 
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([dhm])$")

@@ -246,6 +246,11 @@ def make_embedder(settings: "Settings") -> Embedder:
     raise ConfigError(f"unknown embedder {settings.embedder!r} (DISTILL_EMBEDDER): use local, openai or gemini")
 
 
+def label(settings: "Settings") -> str:
+    """The ``name`` the configured embedder will have, without making it."""
+    return LocalEmbedder.name if settings.embedder == "local" else f"{settings.embedder}:{settings.embed_model}"
+
+
 def known_dim(settings: "Settings") -> int | None:
     """The vector size without loading a model or calling a server, when it is knowable."""
     if settings.embedder == "local":

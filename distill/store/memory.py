@@ -27,6 +27,7 @@ from . import table as tbl
 from .dedup import content_hash, is_near_duplicate
 from .dedup_index import DedupIndex, cosines
 from .embedders import Embedder, for_table, known_dim, make_embedder
+from .embedders import label as embedder_label
 from .models import (
     AddOutcome,
     ImportReport,
@@ -112,8 +113,7 @@ class MemoryStore:
     def embedder_name(self) -> str:
         if self._embedder is not None:
             return self._embedder.name
-        s = self.settings
-        return "local:multilingual-e5-small" if s.embedder == "local" else f"{s.embedder}:{s.embed_model}"
+        return embedder_label(self.settings)
 
     def _passages(self, texts: list[str]) -> np.ndarray:
         vecs = self.embedder.passages(texts)

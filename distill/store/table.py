@@ -63,19 +63,28 @@ def open_table(db, name: str):
 
 def create_table(db, name: str, dim: int, file_format: str = "2.0"):
     """Create empty in ``file_format``; a concurrent creator winning the race is fine (``exist_ok``)."""
-    options = {} if file_format == "stable" else {"new_table_data_storage_version": file_format}
-    return db.create_table(name, schema=new_schema(dim), exist_ok=True, storage_options=options)
+    return db.create_table(name, schema=new_schema(dim), exist_ok=True, storage_options=format_options(file_format))
+
+
+def format_options(file_format: str) -> dict[str, str]:
+    """LanceDB's way to choose the file format of a table it creates (or overwrites)."""
+    return {} if file_format == "stable" else {"new_table_data_storage_version": file_format}
 
 
 def file_formats(table_dir: Path) -> list[str]:
-    """The Lance file format versions of a table's data files, read from each file's footer
-    (``<major u16><minor u16>LANC``; 0.3 is how Lance spells 2.0, 0.1 the legacy format)."""
+    """The Lance file format versions of every data file on disk (old versions' too)."""
+    return file_formats_of(Path(table_dir, "data").glob("*.lance"))
+
+
+def file_formats_of(paths) -> list[str]:
+    """Read from each file's footer (``<major u16><minor u16>LANC``; 0.3 is how Lance spells
+    2.0, 0.1 the legacy format)."""
     import struct
 
     seen: set[str] = set()
-    for path in sorted(Path(table_dir, "data").glob("*.lance")):
+    for path in paths:
         try:
-            with path.open("rb") as f:
+            with open(path, "rb") as f:
                 f.seek(-8, 2)
                 tail = f.read(8)
         except OSError:
