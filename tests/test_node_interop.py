@@ -162,3 +162,69 @@ def test_chinese_search_works_on_a_table_the_plugin_created(tmp_path):
     for query in ("迁移", "数据库迁移", "网关 返回", "运行迁移脚本"):
         assert [h.id for h in store.search(query, mode="fts")][:1] == [rows[0]["id"]], query
     assert [h.id for h in store.search("uv pip", mode="fts")][:1] == [rows[1]["id"]]
+
+
+@pytest.mark.parametrize("filters", [{}, {"scope": "agent:coder"}, {"category": "decision"}])
+def test_export_is_byte_for_byte_what_memory_pro_export_writes(tmp_path, monkeypatch, capsys, filters):
+    s = settings_for(tmp_path)
+    store = MemoryStore.open(s, embedder=HashEmbedder())
+    store.add(drafts())  # one call: three rows with the same timestamp
+    store.add([MemoryDraft(text=DEBIAN.replace("12", "13"), category="decision", scope="agent:coder", importance=1.0),
+               MemoryDraft(text="网关重启前需要先清空缓存 \"quoted\" \\ \t tab", scope="agent:coder", importance=0.55)])
+    monkeypatch.setenv("DISTILL_DB", str(s.db))
+    monkeypatch.setenv("DISTILL_STATE_DIR", str(s.state_dir))
+    flags = [a for k, v in filters.items() for a in (f"--{k}", v)]
+    out = tmp_path / "distill.json"
+    assert main(["memories", "export", *flags, "--output", str(out)]) == 0
+    ours = out.read_text(encoding="utf-8")
+    exported_at = json.loads(ours)["exportedAt"]
+    assert len(exported_at) == len("2026-11-30T15:28:00.123Z") and exported_at.endswith("Z")
+    theirs, = run(PINNED, s.db, {"op": "export", "exportedAt": exported_at, **filters})
+    assert ours == theirs
+    capsys.readouterr()
+    assert main(["memories", "export", *flags]) == 0
+    printed = capsys.readouterr().out
+    printed_at = json.loads(printed)["exportedAt"]
+    assert printed.replace(printed_at, exported_at) == theirs + "\n"  # stdout: console.log's newline
+
+
+def test_import_and_export_round_trip_in_both_directions(tmp_path, monkeypatch, capsys):
+    emb = HashEmbedder()
+    texts = [GATEWAY, UV, DEBIAN]
+    # plugin -> distill: rows the plugin wrote, exported by it, imported by distill
+    plugin_db = tmp_path / "plugin"
+    rows = [{"id": f"00000000-0000-4000-8000-00000000000{i}", "text": t, "vector": emb.passages([t])[0].tolist(),
+             "category": "fact", "scope": ("global", "agent:main", "custom:team")[i], "importance": 0.75,
+             "timestamp": 1772359200000 + i, "metadata": json.dumps({"source": "manual", "n": i})}
+            for i, t in enumerate(texts)]
+    _, _, plugin_export = run(PINNED, plugin_db, {"op": "start", "dim": 384}, {"op": "add", "rows": rows},
+                              {"op": "export"})
+    s = settings_for(tmp_path / "d")
+    store = MemoryStore.open(s, embedder=emb)
+    report = store.import_(json.loads(plugin_export))
+    assert (report.added, report.invalid) == (3, 0)
+    back = {m["id"]: m for m in store.export()["memories"]}
+    for r in rows:
+        got = back[r["id"]]
+        assert (got["text"], got["scope"], got["timestamp"], got["importance"]) == (
+            r["text"], r["scope"], r["timestamp"], r["importance"])
+        assert json.loads(got["metadata"])["source"] == "manual"  # the plugin's metadata is kept
+    again = store.import_(json.loads(plugin_export))
+    assert (again.added, again.duplicate) == (0, 3)
+
+    # distill -> plugin: the plugin puts every entry in one scope (its default, or --scope);
+    # `distill memories import` does the same only with --scope
+    from distill.store.interchange import dumps
+
+    doc = dumps(store.export())
+    vectors = {t: emb.passages([t])[0].tolist() for t in texts}
+    for target, flag in ((tmp_path / "p2", None), (tmp_path / "p3", "agent:qa")):
+        start, result, listed = run(PINNED, target, {"op": "start", "dim": 384},
+                                    {"op": "import", "document": doc, "vectors": vectors, "scope": flag},
+                                    {"op": "list"})
+        assert result == {"imported": 3, "skipped": 0}
+        assert {m["scope"] for m in listed} == {flag or "global"}
+        assert {m["id"] for m in listed} == {r["id"] for r in rows}
+        forced = MemoryStore.open(settings_for(target / "d"), embedder=emb)
+        forced.import_(json.loads(doc), scope=flag)
+        assert {m.scope for m in forced.list()} == ({flag} if flag else {"global", "agent:main", "custom:team"})

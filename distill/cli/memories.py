@@ -108,9 +108,9 @@ class ExportResult(BaseModel):
 
     def human(self) -> str:
         if self.output is None:
-            import json
+            from ..store.interchange import dumps
 
-            return json.dumps(self.document, ensure_ascii=False, indent=2)
+            return dumps(self.document)
         return f"exported {self.count} memories to {self.output}"
 
 
@@ -146,11 +146,12 @@ def handle_forget(settings, args) -> ForgetResult:
 
 
 def handle_export(settings, args) -> ExportResult:
-    from ..atomic import write_json
+    from ..atomic import write_bytes
+    from ..store.interchange import dumps
 
     doc = _open(settings, embeds=False, read_only=True).export(scope=args.scope, category=args.category)
-    if args.output:
-        write_json(Path(args.output), doc)
+    if args.output:  # as `memory-pro export --output`: the JSON, no trailing newline
+        write_bytes(Path(args.output), dumps(doc).encode("utf-8"))
         return ExportResult(output=args.output, count=doc["count"])
     return ExportResult(output=None, count=doc["count"], document=doc)
 

@@ -332,9 +332,9 @@ class MemoryStore:
 
     # ---------------------------------------------------------------- interchange
     def export(self, *, scope: str | None = None, category: str | None = None) -> dict[str, Any]:
-        from .interchange import export_document
+        from .interchange import export_document, export_rows
 
-        return export_document(self.list(scope=scope, category=category, limit=None), scope, category)
+        return export_document(export_rows(self.table, scope, category), scope, category)
 
     def import_(self, data: dict[str, Any], *, scope: str | None = None, dry_run: bool = False) -> ImportReport:
         from .interchange import parse_document
