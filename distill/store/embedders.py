@@ -263,12 +263,24 @@ LOCAL_DIM = 384
 
 # What a table's vectors were probably made with, by size, as memory-lancedb-pro and the
 # Memory MCP server configure them: (kind, model, base url, task, api-key variables).
-KNOWN_EMBEDDERS = {
-    1024: ("openai", "jina-embeddings-v3", "https://api.jina.ai/v1", "retrieval.passage", ("JINA_API_KEY",)),
-    1536: ("openai", "text-embedding-3-small", "https://api.openai.com/v1", None, ("OPENAI_API_KEY",)),
-    3072: ("gemini", "gemini-embedding-001", None, None, ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
-    768: ("gemini", "gemini-embedding-001", None, None, ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
-}
+JINA = ("openai", "jina-embeddings-v3", "https://api.jina.ai/v1", "retrieval.passage", ("JINA_API_KEY",))
+OPENAI = ("openai", "text-embedding-3-small", "https://api.openai.com/v1", None, ("OPENAI_API_KEY",))
+GEMINI = ("gemini", "gemini-embedding-001", None, None, ("GEMINI_API_KEY", "GOOGLE_API_KEY"))
+KNOWN_EMBEDDERS = {1024: JINA, 1536: OPENAI, 3072: GEMINI, 768: GEMINI}
+
+
+def likely_embedder(table_dim: int, recorded: str | None) -> tuple:
+    """(kind, model, base url, task, key variables) for a table; base url None = unknown server."""
+    kind, _, model = (recorded or "").partition(":")
+    if kind == "openai" and "jina" in model:
+        return ("openai", model, JINA[2], JINA[3], JINA[4])
+    if kind == "openai" and model.startswith("text-embedding-"):
+        return ("openai", model, OPENAI[2], None, OPENAI[4])
+    if kind == "openai":  # Ollama, vLLM, ...: only the user knows where it runs
+        return ("openai", model, None, None, ())
+    if kind == "gemini":
+        return ("gemini", model, None, None, GEMINI[4])
+    return KNOWN_EMBEDDERS.get(table_dim, (None, None, None, None, ()))
 
 
 def for_table(settings: "Settings", table_dim: int, recorded: str | None, env=None) -> "Settings":
@@ -278,20 +290,14 @@ def for_table(settings: "Settings", table_dim: int, recorded: str | None, env=No
     caller refuses it if its size differs. Otherwise the default (local, 384-d) is used when
     it fits, else the embedder the rows recorded (distill writes ``metadata.embedder``) or the
     usual one for that vector size, given its API key in the environment. When none fits,
-    :class:`ConfigError` names in one line the settings to set.
+    :class:`SchemaMismatch` names in one line the settings to set.
     """
     import os
 
     env = os.environ if env is None else env
     if "embedder" in settings.model_fields_set or table_dim == known_dim(settings):
         return settings
-    if recorded and recorded.startswith("local:") and table_dim == LOCAL_DIM:
-        return settings.model_copy(update={"embedder": "local"})
-    kind, model, base, task, keys = KNOWN_EMBEDDERS.get(table_dim, (None, None, None, None, ()))
-    if recorded and recorded.split(":", 1)[0] in ("openai", "gemini"):
-        kind, model = recorded.split(":", 1)
-        if "jina" in model:
-            base, task, keys = "https://api.jina.ai/v1", "retrieval.passage", ("JINA_API_KEY",)
+    kind, model, base, task, keys = likely_embedder(table_dim, recorded)
     key_var = next((k for k in keys if env.get(k)), None)
     if kind is None or key_var is None:
         raise SchemaMismatch(one_line_hint(settings.table, table_dim, recorded, kind, model, base, task, keys))
@@ -309,6 +315,7 @@ def one_line_hint(table: str, dim: int, recorded: str | None, kind, model, base,
         parts = [f"DISTILL_EMBEDDER={kind}", f"DISTILL_EMBED_MODEL={model}", f"DISTILL_EMBED_DIMENSIONS={dim}"]
         parts += [f"DISTILL_EMBED_BASE_URL={base}"] if base else []
         parts += [f"DISTILL_EMBED_TASK={task}"] if task else []
-        todo = f"set {keys[0]}, or {' '.join(parts)} DISTILL_EMBED_API_KEY=..."
+        parts += [] if base or kind == "gemini" else ["DISTILL_EMBED_BASE_URL=<its server>"]
+        todo = (f"set {keys[0]}, or " if keys else "set ") + f"{' '.join(parts)} DISTILL_EMBED_API_KEY=..."
     return (f"table {table!r} holds {dim}-d vectors ({made}); the default embedder makes {LOCAL_DIM}-d, "
             f"nothing was written: {todo} (or `distill memories reembed` the table)")
