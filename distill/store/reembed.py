@@ -50,7 +50,8 @@ def rebuild(store: "MemoryStore", new_settings: "Settings", embedder: "Embedder"
             staged.delete(f"id = '{row_id}'")
         store.db.create_table(backup, data=current, schema=old_schema)
         final = staged.to_arrow()
-        store.db.create_table(name, data=final, schema=new_schema, mode="overwrite")
+        store.db.create_table(name, data=final, schema=new_schema, mode="overwrite",
+                              storage_options=tbl.format_options(new_settings.store_file_format))
         store.db.drop_table(staging)
         tbl.ensure_fts(store.db.open_table(name))
     return ReembedReport(rows=final.num_rows, old_embedder=_old_embedder(data), new_embedder=embedder.name,
