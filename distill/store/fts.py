@@ -49,7 +49,7 @@ def query_pieces(query: str, *, words: bool = False) -> list[str]:
 
 
 def substring_search(table, pieces: list[str], where: str | None, limit: int) -> list[MemoryHit]:
-    like = " OR ".join(f"lower(text) LIKE '%{_like(p)}%'" for p in pieces)
+    like = " OR ".join(f"{'text' if CJK_RUN.fullmatch(p) else 'lower(text)'} LIKE '%{_like(p)}%'" for p in pieces)
     cond = f"({like})" + (f" AND {where}" if where else "")
     rows = table.search().where(cond).select(["id", "text"]).limit(MAX_CANDIDATES).to_list()
     scored = []
