@@ -176,11 +176,6 @@ def fts_index(table):
     return None
 
 
-def fts_tokenizer(table) -> str | None:
-    idx = fts_index(table)
-    return None if idx is None else index_tokenizer(idx)
-
-
 def index_tokenizer(idx) -> str:
     details = getattr(idx, "index_details", None) or {}
     return str(details.get("base_tokenizer") or "simple")
