@@ -114,6 +114,9 @@ class Settings(BaseSettings):
     store_compact_small_fragments: int = 32  # compact after a write once this many small fragments exist
     store_cleanup_grace_minutes: float = 60.0  # compaction keeps old versions this long for live readers
     store_vector_index_min_rows: int = 5_000  # compact() builds an ANN index for search from this many rows
+    # Lance file format of tables distill creates: 2.0 is what memory-lancedb-pro's pinned Node client
+    # (@lancedb/lancedb 0.26.2) writes itself (it reads 2.1 too, panics on 2.2); "stable" = this LanceDB's default
+    store_file_format: Literal["2.0", "2.1", "2.2", "stable"] = "2.0"
 
     # --- distiller
     llm: Literal["rules", "gemini", "openai"] = "rules"

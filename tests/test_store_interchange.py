@@ -10,6 +10,7 @@ import pytest
 
 from distill.errors import SchemaMismatch
 from distill.store import MemoryDraft, MemoryStore
+from distill.store.doctor import newest_format
 from store_helpers import HashEmbedder, settings_for
 
 PLUGIN_EXPORT = {
@@ -90,6 +91,7 @@ def test_reembed_rebuilds_vectors_into_new_size_and_keeps_rows(tmp_path):
     db = lancedb.connect(str(s.db))
     live = db.open_table("memories")
     assert live.schema.field("vector").type.list_size == 32
+    assert newest_format(s.db / "memories.lance") == "2.0"  # still readable by memory-lancedb-pro
     assert {r["id"] for r in live.to_arrow().to_pylist()} == ids
     backup = db.open_table(report.backup_table)
     assert backup.schema.field("vector").type.list_size == 16 and backup.count_rows() == 3

@@ -55,7 +55,9 @@ def test_plugin_table_accepts_writes_and_keeps_its_types(tmp_path, local_embedde
     md = json.loads(old["metadata"])
     assert md["seen_count"] == 2 and md["sources"][0]["file"] == "x.jsonl"
 
-    # the plugin's own queries still work: vector search, FTS (now Chinese-aware), listing
+    # the plugin's own queries still work: vector search, FTS on its own index (kept as it was;
+    # "缓存" is a whole keyword phrase, so one token even to its simple tokenizer), listing
+    assert [i.index_details["base_tokenizer"] for i in table.list_indices()] == ["simple"]
     q = np.asarray(local_embedder.query("网关缓存"), dtype=np.float32)
     assert table.search(q).limit(5).to_list()[0]["id"] == out[1].id
     assert [r["id"] for r in table.search("缓存", query_type="fts").limit(5).to_list()] == [out[1].id]

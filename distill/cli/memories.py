@@ -1,4 +1,4 @@
-"""``distill memories list|search|stats|forget|export|import|reembed|compact``.
+"""``distill memories list|search|stats|forget|export|import|reembed|compact|doctor|migrate``.
 
 Nothing heavy is imported here at module level: LanceDB and the embedder load inside the
 handlers.
@@ -49,7 +49,8 @@ def register(sub: Any) -> None:
 
     p = command(msub, "import", handle_import, "import a memory-pro export JSON file (deduplicated)")
     p.add_argument("file", help="JSON file: {\"memories\": [{\"text\", \"category\", \"importance\", ...}]}")
-    p.add_argument("--scope", help="put every entry in this scope (global, agent:<id>, custom:<name>, ...)")
+    p.add_argument("--scope", help="put every entry in this scope, as `memory-pro import --scope` does "
+                   "(global, agent:<id>, custom:<name>, ...); without it each entry keeps its own scope")
     p.add_argument("--dry-run", action="store_true", help="report what would be added; write nothing")
 
     p = command(msub, "reembed", handle_reembed,
@@ -62,16 +63,21 @@ def register(sub: Any) -> None:
 
     command(msub, "compact", handle_compact, "merge small fragments and refresh indexes (keeps recent versions)")
 
+    command(msub, "doctor", handle_doctor,
+            "the table's file format, indexes and embedder, and whether memory-lancedb-pro can read it (read-only)")
+    command(msub, "migrate", handle_migrate,
+            "rewrite the table in the Lance file format memory-lancedb-pro reads (store_file_format; keeps a backup)")
+
 
 def _filters(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scope", help="global or agent:<id>")
     p.add_argument("--category", choices=CATEGORY_CHOICES)
 
 
-def _open(settings, *, embeds: bool = True):
+def _open(settings, *, embeds: bool = True, read_only: bool = False):
     from ..store.memory import MemoryStore
 
-    return MemoryStore.open(settings, check_embedder=embeds)
+    return MemoryStore.open(settings, check_embedder=embeds, read_only=read_only)
 
 
 # ---------------------------------------------------------------- results
@@ -102,9 +108,9 @@ class ExportResult(BaseModel):
 
     def human(self) -> str:
         if self.output is None:
-            import json
+            from ..store.interchange import dumps
 
-            return json.dumps(self.document, ensure_ascii=False, indent=2)
+            return dumps(self.document)
         return f"exported {self.count} memories to {self.output}"
 
 
@@ -120,19 +126,19 @@ class CompactResult(BaseModel):
 
 # ---------------------------------------------------------------- handlers
 def handle_list(settings, args) -> RowsResult:
-    rows = _open(settings, embeds=False).list(scope=args.scope, category=args.category,
+    rows = _open(settings, embeds=False, read_only=True).list(scope=args.scope, category=args.category,
                                 since_ms=parse_since(args.since), limit=args.limit)
     return RowsResult(count=len(rows), memories=[r.model_dump() for r in rows])
 
 
 def handle_search(settings, args) -> RowsResult:
-    hits = _open(settings).search(args.query, mode=args.mode, scope=args.scope,
+    hits = _open(settings, read_only=True).search(args.query, mode=args.mode, scope=args.scope,
                                   category=args.category, limit=args.limit)
     return RowsResult(count=len(hits), memories=[h.model_dump() for h in hits])
 
 
 def handle_stats(settings, args):
-    return _open(settings, embeds=False).stats()
+    return _open(settings, embeds=False, read_only=True).stats()
 
 
 def handle_forget(settings, args) -> ForgetResult:
@@ -140,11 +146,12 @@ def handle_forget(settings, args) -> ForgetResult:
 
 
 def handle_export(settings, args) -> ExportResult:
-    from ..atomic import write_json
+    from ..atomic import write_bytes
+    from ..store.interchange import dumps
 
-    doc = _open(settings, embeds=False).export(scope=args.scope, category=args.category)
-    if args.output:
-        write_json(Path(args.output), doc)
+    doc = _open(settings, embeds=False, read_only=True).export(scope=args.scope, category=args.category)
+    if args.output:  # as `memory-pro export --output`: the JSON, no trailing newline
+        write_bytes(Path(args.output), dumps(doc).encode("utf-8"))
         return ExportResult(output=args.output, count=doc["count"])
     return ExportResult(output=None, count=doc["count"], document=doc)
 
@@ -186,6 +193,18 @@ def handle_compact(settings, args) -> CompactResult:
     store.compact()
     after = store.stats()
     return CompactResult(size_bytes_before=before, size_bytes_after=after.size_bytes, version=after.version)
+
+
+def handle_doctor(settings, args):
+    from ..store.doctor import diagnose
+
+    return diagnose(settings)
+
+
+def handle_migrate(settings, args):
+    from ..store.doctor import migrate
+
+    return migrate(settings)
 
 
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([dhm])$")

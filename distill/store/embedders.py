@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from ..errors import ConfigError, PermanentError, TransientError
+from ..errors import ConfigError, PermanentError, SchemaMismatch, TransientError
 from ..retry import FAIL_FAST_STATUS, RETRYABLE_STATUS, parse_retry_after
 
 if TYPE_CHECKING:
@@ -246,6 +246,11 @@ def make_embedder(settings: "Settings") -> Embedder:
     raise ConfigError(f"unknown embedder {settings.embedder!r} (DISTILL_EMBEDDER): use local, openai or gemini")
 
 
+def label(settings: "Settings") -> str:
+    """The ``name`` the configured embedder will have, without making it."""
+    return LocalEmbedder.name if settings.embedder == "local" else f"{settings.embedder}:{settings.embed_model}"
+
+
 def known_dim(settings: "Settings") -> int | None:
     """The vector size without loading a model or calling a server, when it is knowable."""
     if settings.embedder == "local":
@@ -254,3 +259,63 @@ def known_dim(settings: "Settings") -> int | None:
 
 
 LOCAL_DIM = 384
+
+
+# What a table's vectors were probably made with, by size, as memory-lancedb-pro and the
+# Memory MCP server configure them: (kind, model, base url, task, api-key variables).
+JINA = ("openai", "jina-embeddings-v3", "https://api.jina.ai/v1", "retrieval.passage", ("JINA_API_KEY",))
+OPENAI = ("openai", "text-embedding-3-small", "https://api.openai.com/v1", None, ("OPENAI_API_KEY",))
+GEMINI = ("gemini", "gemini-embedding-001", None, None, ("GEMINI_API_KEY", "GOOGLE_API_KEY"))
+KNOWN_EMBEDDERS = {1024: JINA, 1536: OPENAI, 3072: GEMINI, 768: GEMINI}
+
+
+def likely_embedder(table_dim: int, recorded: str | None) -> tuple:
+    """(kind, model, base url, task, key variables) for a table; base url None = unknown server."""
+    kind, _, model = (recorded or "").partition(":")
+    if kind == "openai" and "jina" in model:
+        return ("openai", model, JINA[2], JINA[3], JINA[4])
+    if kind == "openai" and model.startswith("text-embedding-"):
+        return ("openai", model, OPENAI[2], None, OPENAI[4])
+    if kind == "openai":  # Ollama, vLLM, ...: only the user knows where it runs
+        return ("openai", model, None, None, ())
+    if kind == "gemini":
+        return ("gemini", model, None, None, GEMINI[4])
+    return KNOWN_EMBEDDERS.get(table_dim, (None, None, None, None, ()))
+
+
+def for_table(settings: "Settings", table_dim: int, recorded: str | None, env=None) -> "Settings":
+    """The settings whose embedder fits an existing table.
+
+    A configured embedder (``DISTILL_EMBEDDER`` / config / flag) is kept as it is; the
+    caller refuses it if its size differs. Otherwise the default (local, 384-d) is used when
+    it fits, else the embedder the rows recorded (distill writes ``metadata.embedder``) or the
+    usual one for that vector size, given its API key in the environment. When none fits,
+    :class:`SchemaMismatch` names in one line the settings to set.
+    """
+    import os
+
+    env = os.environ if env is None else env
+    if "embedder" in settings.model_fields_set or table_dim == known_dim(settings):
+        return settings
+    kind, model, base, task, keys = likely_embedder(table_dim, recorded)
+    key_var = next((k for k in keys if env.get(k)), None)
+    if kind is None or key_var is None:
+        raise SchemaMismatch(one_line_hint(settings.table, table_dim, recorded, kind, model, base, task, keys))
+    return settings.model_copy(update={
+        "embedder": kind, "embed_model": model, "embed_base_url": base, "embed_task": task,
+        "embed_dimensions": table_dim, "embed_api_key": env[key_var]})
+
+
+def one_line_hint(table: str, dim: int, recorded: str | None, kind, model, base, task, keys) -> str:
+    made = f"recorded embedder {recorded}" if recorded else "no recorded embedder"
+    if kind is None:
+        todo = (f"set DISTILL_EMBEDDER, DISTILL_EMBED_MODEL, DISTILL_EMBED_BASE_URL and DISTILL_EMBED_DIMENSIONS={dim} "
+                "to the embedder that made it")
+    else:
+        parts = [f"DISTILL_EMBEDDER={kind}", f"DISTILL_EMBED_MODEL={model}", f"DISTILL_EMBED_DIMENSIONS={dim}"]
+        parts += [f"DISTILL_EMBED_BASE_URL={base}"] if base else []
+        parts += [f"DISTILL_EMBED_TASK={task}"] if task else []
+        parts += [] if base or kind == "gemini" else ["DISTILL_EMBED_BASE_URL=<its server>"]
+        todo = (f"set {keys[0]}, or " if keys else "set ") + f"{' '.join(parts)} DISTILL_EMBED_API_KEY=..."
+    return (f"table {table!r} holds {dim}-d vectors ({made}); the default embedder makes {LOCAL_DIM}-d, "
+            f"nothing was written: {todo} (or `distill memories reembed` the table)")

@@ -1,15 +1,20 @@
 """The JSON that memory-lancedb-pro's ``memory-pro export`` writes and ``import`` reads.
 
-Export: ``{"version": "1.0", "exportedAt", "count", "filters": {"scope", "category"},
+Export: ``{"version": "1.0", "exportedAt", "count", "filters": {"scope"?, "category"?},
 "memories": [{"id", "text", "category", "scope", "importance", "timestamp", "metadata"}]}``
-with ``metadata`` a JSON string and no vectors, as the plugin does. Import accepts what the
+with ``metadata`` the row's JSON string as stored and no vectors, written byte for byte as
+the plugin's ``JSON.stringify(doc, null, 2)`` (see :func:`dumps`). Import accepts what the
 plugin accepts: entries need ``text``; an unknown category becomes ``other``; importance is
 clamped to 0..1 (default 0.7); ``metadata`` may be a string or an object; ``id`` and
-``timestamp`` are kept when given. ``--scope`` overrides every entry's scope.
+``timestamp`` are kept when given. ``--scope`` puts every entry in that scope (the plugin
+always does, using its default scope without ``--scope``); without it each entry keeps its
+own ``scope`` (``global`` when it has none).
 """
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -17,8 +22,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import SchemaMismatch
-from .models import CATEGORIES, ImportReport, MemoryDraft, MemoryRow, check_scope
-from .provenance import dump, parse
+from .models import CATEGORIES, ImportReport, MemoryDraft, check_scope
+from .provenance import parse
+from .search import ROW_COLUMNS, where_clause
 from .table import as_ms
 
 
@@ -29,18 +35,51 @@ class ImportEntry:
     timestamp: int | None
 
 
-def export_document(rows: list[MemoryRow], scope: str | None, category: str | None) -> dict[str, Any]:
+def export_rows(table, scope: str | None, category: str | None) -> list[dict[str, Any]]:
+    """The rows ``memory-pro export`` lists, in its order: a scope filter also keeps rows with
+    no scope; newest first, rows with equal timestamps in table order (its sort is stable)."""
+    parts = []
+    if scope is not None:
+        parts.append(f"(scope = '{check_scope(scope)}' OR scope IS NULL)")
+    if category is not None:
+        parts.append(where_clause(category=category))
+    q = table.search().select(ROW_COLUMNS)
+    rows = (q.where(" AND ".join(parts)) if parts else q).to_list()
+    rows.sort(key=lambda r: -as_ms(r.get("timestamp")))
+    return rows
+
+
+def export_document(rows: list[dict[str, Any]], scope: str | None, category: str | None,
+                    now: datetime | None = None) -> dict[str, Any]:
+    """The document, key for key as the plugin builds it (absent filters are left out)."""
+    now = now or datetime.now(timezone.utc)
     return {
         "version": "1.0",
-        "exportedAt": datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
+        "exportedAt": now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z",
         "count": len(rows),
-        "filters": {"scope": scope, "category": category},
+        "filters": {k: v for k, v in (("scope", scope), ("category", category)) if v is not None},
         "memories": [
-            {"id": r.id, "text": r.text, "category": r.category, "scope": r.scope,
-             "importance": r.importance, "timestamp": r.timestamp, "metadata": dump(r.metadata)}
+            {"id": r["id"], "text": r.get("text"), "category": r.get("category"),
+             "scope": r.get("scope") or "global", "importance": _number(r.get("importance")),
+             "timestamp": _number(r.get("timestamp")), "metadata": r.get("metadata") or "{}"}
             for r in rows
         ],
     }
+
+
+def dumps(doc: dict[str, Any]) -> str:
+    """``JSON.stringify(doc, null, 2)``: what ``memory-pro export`` writes, byte for byte."""
+    return json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False)
+
+
+def _number(value: Any) -> int | float | None:
+    """A JS number as JSON.stringify writes it: 1 not 1.0; NaN and infinities as null."""
+    if value is None:
+        return None
+    v = float(value)
+    if not math.isfinite(v):
+        return None
+    return int(v) if v.is_integer() else v
 
 
 def parse_document(data: Any, scope: str | None) -> tuple[list[ImportEntry], ImportReport]:

@@ -20,13 +20,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from ..errors import SchemaMismatch
+from ..errors import ConfigError, SchemaMismatch
 from ..lock import FileLock
 from . import provenance as prov
 from . import table as tbl
 from .dedup import NEAREST, Verdict, content_hash, decide
 from .dedup_index import DedupIndex, cosines
-from .embedders import Embedder, known_dim, make_embedder
+from .embedders import Embedder, for_table, known_dim, make_embedder
+from .embedders import label as embedder_label
 from .models import (
     AddOutcome,
     ImportReport,
@@ -37,7 +38,8 @@ from .models import (
     StoreStats,
 )
 from .scrub import scrub_draft
-from .search import ROW_COLUMNS, fts_search, rrf, vector_search, where_clause
+from . import fts
+from .search import ROW_COLUMNS, rrf, vector_search, where_clause
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -62,26 +64,34 @@ class MemoryStore:
     # ---------------------------------------------------------------- opening
     @classmethod
     def open(cls, settings: "Settings", *, embedder: Embedder | None = None,
-             check_embedder: bool = True) -> "MemoryStore":
+             check_embedder: bool = True, read_only: bool = False) -> "MemoryStore":
         """Open (or create) ``settings.db``/``settings.table`` as it is; refuse a vector-size mismatch.
 
         ``check_embedder=False`` is for commands that never embed (list, stats, export, forget):
-        they work on a table whatever embedder is configured.
+        they work on a table whatever embedder is configured. ``read_only=True`` (list, stats,
+        search, show, export, doctor) never creates a table or an index: the table's version
+        is the same after as before.
         """
         db = tbl.connect(settings.db)
         table = tbl.open_table(db, settings.table)
+        if table is None and read_only:
+            raise ConfigError(f"there is no table {settings.table!r} in {settings.db} yet: nothing has been "
+                              "stored (`distill run` or `distill memories import` creates it)")
         if table is None:
             emb = embedder or make_embedder(settings)
             with cls._lock(settings):
-                table = tbl.open_table(db, settings.table) or tbl.create_table(db, settings.table, emb.dim)
+                table = tbl.open_table(db, settings.table) or tbl.create_table(
+                    db, settings.table, emb.dim, settings.store_file_format)
                 tbl.ensure_fts(table)
             embedder = emb
         tbl.check_columns(table.schema, settings.table)
+        if embedder is None and check_embedder:
+            settings = for_table(settings, tbl.vector_dim(table.schema), tbl.table_embedder(table))
         store = cls(settings, db, table, embedder)
         dim = embedder.dim if embedder is not None else known_dim(settings)
         if check_embedder and dim is not None and dim != store.dim:
             raise tbl.dim_mismatch(settings.table, store.dim, store.embedder_name(), dim)
-        if tbl.fts_tokenizer(table) not in tbl.CJK_TOKENIZERS:
+        if not read_only and tbl.fts_index(table) is None:
             with cls._lock(settings):
                 tbl.ensure_fts(table)
         return store
@@ -100,8 +110,7 @@ class MemoryStore:
     def embedder_name(self) -> str:
         if self._embedder is not None:
             return self._embedder.name
-        s = self.settings
-        return "local:multilingual-e5-small" if s.embedder == "local" else f"{s.embedder}:{s.embed_model}"
+        return embedder_label(self.settings)
 
     def _passages(self, texts: list[str]) -> np.ndarray:
         vecs = self.embedder.passages(texts)
@@ -265,15 +274,15 @@ class MemoryStore:
         where = where_clause(scope, category)
         limit = max(1, int(limit))
         if mode == "fts":
-            return fts_search(self.table, query, where, limit)
+            return fts.search(self.table, query, where, limit)
         qvec = self.embedder.query(query)
         if len(qvec) != self.dim:
             raise tbl.dim_mismatch(self.settings.table, self.dim, self.embedder.name, len(qvec))
         if mode == "vector":
             return vector_search(self.table, qvec, where, limit)
         depth = max(limit * 3, 20)
-        fts = _POOL.submit(fts_search, self.table, query, where, depth)  # both run at once
-        return rrf([vector_search(self.table, qvec, where, depth), fts.result()], limit)
+        lexical = _POOL.submit(fts.search, self.table, query, where, depth)  # both run at once
+        return rrf([vector_search(self.table, qvec, where, depth), lexical.result()], limit)
 
     def list(self, *, scope: str | None = None, category: str | None = None, since_ms: int | None = None,
              limit: int | None = 50) -> list[MemoryRow]:
@@ -329,9 +338,9 @@ class MemoryStore:
 
     # ---------------------------------------------------------------- interchange
     def export(self, *, scope: str | None = None, category: str | None = None) -> dict[str, Any]:
-        from .interchange import export_document
+        from .interchange import export_document, export_rows
 
-        return export_document(self.list(scope=scope, category=category, limit=None), scope, category)
+        return export_document(export_rows(self.table, scope, category), scope, category)
 
     def import_(self, data: dict[str, Any], *, scope: str | None = None, dry_run: bool = False) -> ImportReport:
         from .interchange import parse_document

@@ -4,6 +4,11 @@ A duplicate never changes the existing row's text or vector; it bumps ``seen_cou
 ``last_seen`` and appends its source. A source is identified by a key over its provenance
 (agent, session, file, byte ranges, entry ids), so replaying the very same input finds its
 key already there and changes nothing: no write at all.
+
+memory-lancedb-pro trims ``sources`` to its last 20 entries whenever it patches a row's
+metadata (after any recall). So ``sources`` holds the newest 20, oldest first, exactly what
+the plugin keeps (its trim is then a no-op), and the entries pushed out of it move to
+``sources_older``, a key the plugin carries along untouched: together, up to 200 sources.
 """
 
 from __future__ import annotations
@@ -12,7 +17,8 @@ import hashlib
 import json
 from typing import Any
 
-MAX_SOURCES = 200
+MAX_SOURCES = 200  # sources_older + sources
+PLUGIN_MAX_SOURCES = 20  # memory-lancedb-pro's cap on metadata.sources (smart-metadata.ts)
 
 
 def source_key(provenance: dict[str, Any] | None, chash: str) -> str:
@@ -66,15 +72,20 @@ def with_duplicate(existing: dict[str, Any], draft_metadata: dict[str, Any], cha
     """The existing row's metadata after seeing this duplicate; ``None`` = already recorded."""
     provenance = draft_metadata.get("provenance") if isinstance(draft_metadata.get("provenance"), dict) else None
     key = source_key(provenance, chash)
-    sources = list(existing.get("sources") or [])
-    if any(isinstance(s, dict) and s.get("key") == key for s in sources):
+    history = list(existing.get("sources_older") or []) + list(existing.get("sources") or [])
+    if any(isinstance(s, dict) and s.get("key") == key for s in history):
         return None
     md = dict(existing)
-    if not sources:  # a row written elsewhere (plugin, MCP): count its own first sighting
+    if not history:  # a row written elsewhere (plugin, MCP): count its own first sighting
         md.setdefault("seen_count", 1)
     md["seen_count"] = int(md.get("seen_count") or 1) + 1
     md["last_seen"] = now_ms
     md.setdefault("content_hash", chash)
-    sources.append(_source_entry(key, provenance, now_ms))
-    md["sources"] = sources[-MAX_SOURCES:]
+    history = (history + [_source_entry(key, provenance, now_ms)])[-MAX_SOURCES:]
+    md["sources"] = history[-PLUGIN_MAX_SOURCES:]
+    older = history[:-PLUGIN_MAX_SOURCES]
+    if older:
+        md["sources_older"] = older
+    else:
+        md.pop("sources_older", None)
     return md

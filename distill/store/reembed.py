@@ -50,25 +50,17 @@ def rebuild(store: "MemoryStore", new_settings: "Settings", embedder: "Embedder"
             staged.delete(f"id = '{row_id}'")
         store.db.create_table(backup, data=current, schema=old_schema)
         final = staged.to_arrow()
-        store.db.create_table(name, data=final, schema=new_schema, mode="overwrite")
+        store.db.create_table(name, data=final, schema=new_schema, mode="overwrite",
+                              storage_options=tbl.format_options(new_settings.store_file_format))
         store.db.drop_table(staging)
         tbl.ensure_fts(store.db.open_table(name))
-    return ReembedReport(rows=final.num_rows, old_embedder=_recorded_embedder(data), new_embedder=embedder.name,
+    return ReembedReport(rows=final.num_rows, old_embedder=_old_embedder(data), new_embedder=embedder.name,
                          old_dim=store.dim, new_dim=new_dim, backup_table=backup)
 
 
-def _recorded_embedder(data: pa.Table) -> str:
-    """The embedder the rows say made them (distill records it in metadata)."""
-    import json
-
-    for raw in data["metadata"].to_pylist() if "metadata" in data.column_names else []:
-        try:
-            name = json.loads(raw or "{}").get("embedder")
-        except (ValueError, AttributeError):
-            continue
-        if name:
-            return str(name)
-    return "unknown"
+def _old_embedder(data: pa.Table) -> str:
+    values = data["metadata"].to_pylist() if "metadata" in data.column_names else []
+    return tbl.recorded_embedder(values) or "unknown"
 
 
 def _embed(embedder: "Embedder", data: pa.Table) -> np.ndarray:

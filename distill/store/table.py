@@ -5,10 +5,15 @@ Tables made by memory-lancedb-pro (LanceDB's Node client infers ``importance`` a
 existing table's columns or types: rows are cast to whatever the table has. New tables get
 ``timestamp`` int64 (Unix ms) and ``importance`` float64.
 
-Full-text search uses LanceDB's native FTS with the ICU tokenizer, which segments Chinese
-into words (the default "simple" tokenizer makes a whole run of Chinese characters one
-token, so a two-character word inside a sentence is never found). An existing FTS index on
-``text`` with a tokenizer that cannot split Chinese is rebuilt once with ICU.
+New tables are written in ``store_file_format`` (default 2.0, what memory-lancedb-pro's
+pinned Node client writes itself; Python LanceDB's own default, 2.2, makes that client panic).
+
+Full-text search: a table has at most one FTS index on ``text`` and distill never replaces
+one it did not make. On a table with none, a writer creates one with the ICU tokenizer
+(which segments Chinese into words). memory-lancedb-pro's pinned client cannot read an
+index this LanceDB writes (index format 2), so on its next start it replaces it with its
+own ``simple`` one, which distill then keeps; Chinese search on such a table is completed
+by :mod:`distill.store.fts`.
 """
 
 from __future__ import annotations
@@ -56,9 +61,39 @@ def open_table(db, name: str):
     return db.open_table(name) if name in table_names(db) else None
 
 
-def create_table(db, name: str, dim: int):
-    """Create empty; a concurrent creator winning the race is fine (``exist_ok``)."""
-    return db.create_table(name, schema=new_schema(dim), exist_ok=True)
+def create_table(db, name: str, dim: int, file_format: str = "2.0"):
+    """Create empty in ``file_format``; a concurrent creator winning the race is fine (``exist_ok``)."""
+    return db.create_table(name, schema=new_schema(dim), exist_ok=True, storage_options=format_options(file_format))
+
+
+def format_options(file_format: str) -> dict[str, str]:
+    """LanceDB's way to choose the file format of a table it creates (or overwrites)."""
+    return {} if file_format == "stable" else {"new_table_data_storage_version": file_format}
+
+
+def file_formats(table_dir: Path) -> list[str]:
+    """The Lance file format versions of every data file on disk (old versions' too)."""
+    return file_formats_of(Path(table_dir, "data").glob("*.lance"))
+
+
+def file_formats_of(paths) -> list[str]:
+    """Read from each file's footer (``<major u16><minor u16>LANC``; 0.3 is how Lance spells
+    2.0, 0.1 the legacy format)."""
+    import struct
+
+    seen: set[str] = set()
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                f.seek(-8, 2)
+                tail = f.read(8)
+        except OSError:
+            continue
+        if tail[4:] != b"LANC":
+            continue
+        major, minor = struct.unpack("<HH", tail[:4])
+        seen.add({(0, 3): "2.0", (0, 1): "0.1"}.get((major, minor), f"{major}.{minor}"))
+    return sorted(seen)
 
 
 def vector_dim(schema: pa.Schema) -> int:
@@ -79,9 +114,13 @@ def check_columns(schema: pa.Schema, table: str) -> None:
 
 
 def dim_mismatch(table: str, table_dim: int, embedder: str, embed_dim: int) -> SchemaMismatch:
+    from .embedders import KNOWN_EMBEDDERS
+
+    known = KNOWN_EMBEDDERS.get(table_dim)
+    usual = f" (usually {known[0]}:{known[1]}; `distill memories doctor` names the settings)" if known else ""
     return SchemaMismatch(
         f"table {table!r} holds {table_dim}-d vectors but embedder {embedder} makes {embed_dim}-d vectors; "
-        f"nothing was written. Configure the embedder the table was built with, or rebuild the "
+        f"nothing was written. Configure the embedder the table was built with{usual}, or rebuild the "
         f"table for this one with `distill memories reembed`"
     )
 
@@ -137,23 +176,47 @@ def fts_index(table):
     return None
 
 
-def fts_tokenizer(table) -> str | None:
-    idx = fts_index(table)
-    if idx is None:
-        return None
+def index_tokenizer(idx) -> str:
     details = getattr(idx, "index_details", None) or {}
     return str(details.get("base_tokenizer") or "simple")
 
 
-def ensure_fts(table) -> None:
-    """One FTS index on ``text`` whose tokenizer splits Chinese; create or rebuild it."""
+def splits_cjk(tokenizer: str | None) -> bool:
+    return tokenizer is not None and (tokenizer in CJK_TOKENIZERS or tokenizer.startswith(("jieba", "lindera")))
+
+
+def ensure_fts(table) -> bool:
+    """Create the FTS index on ``text`` (ICU) when the table has none; never replace one.
+
+    Returns whether an index was created."""
     from lancedb.index import FTS
 
-    current = fts_tokenizer(table)
-    if current is not None and (current in CJK_TOKENIZERS or current.startswith(("jieba", "lindera"))):
-        return
+    if fts_index(table) is not None:
+        return False
     table.create_index(
         "text",
         config=FTS(base_tokenizer=FTS_TOKENIZER, with_position=False, stem=True, remove_stop_words=False),
-        replace=True,
+        replace=False,
     )
+    return True
+
+
+def recorded_embedder(metadata_values) -> str | None:
+    """The embedder the rows say made them (distill records ``metadata.embedder``)."""
+    import json
+
+    for raw in metadata_values:
+        try:
+            name = json.loads(raw or "{}").get("embedder")
+        except (ValueError, AttributeError, TypeError):
+            continue
+        if name:
+            return str(name)
+    return None
+
+
+def table_embedder(table, sample: int = 200) -> str | None:
+    if "metadata" not in table.schema.names:
+        return None
+    rows = table.search().select(["metadata"]).limit(sample).to_arrow()
+    return recorded_embedder(rows["metadata"].to_pylist())
