@@ -142,7 +142,7 @@ def quality(args: argparse.Namespace) -> dict:
             totals.setdefault(item["split"], Counter()).update(c)
             totals.setdefault("all", Counter()).update(c)
             by_lang.setdefault(f"{item['split']}:{item['lang']}", Counter()).update(c)
-            if args.verbose:
+            if args.verbose and args.show in ("all", item["split"]):
                 hit_p = {i for i, _, _ in pairs}
                 hit_e = {j for _, j, _ in pairs}
                 print(f"-- {item['id']}: {len(pairs)}/{len(item['expected'])} expected found, "
@@ -250,7 +250,9 @@ def main() -> None:
     ap.add_argument("--corpus-mb", type=float, default=8.0)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--skip-cost", action="store_true", help="only precision / recall")
-    ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--verbose", action="store_true", help="print every memory and every miss")
+    ap.add_argument("--show", choices=["tune", "heldout", "all"], default="tune",
+                    help="which half --verbose prints (default: tune; look at heldout only to report)")
     args = ap.parse_args()
 
     report = {"quality": quality(args)}
