@@ -121,6 +121,7 @@ class Settings(BaseSettings):
     llm_concurrency: int = 2
     chunk_tokens: int = 6000
     chunk_overlap_turns: int = 2
+    # caps per session and chunk (not per batch: a backfill is one batch), see reduce.apply_caps
     max_per_agent: int = 3
     max_global: int = 3
     token_budget_run: int = 200_000
