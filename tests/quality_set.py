@@ -18,11 +18,12 @@ _ids = itertools.count(1)
 
 
 def load_items(split: str | None = None) -> list[dict]:
-    """Every labelled transcript (``split``: only ``heldout`` or ``tune``)."""
+    """Every labelled transcript (``split``: only ``tune``, ``heldout`` or ``heldout2``; an
+    item in a folder is reported under the folder's name)."""
     items = []
     for p in sorted([*QUALITY_DIR.glob("*.json"), *QUALITY_DIR.glob("*/*.json")]):
         item = json.loads(p.read_text(encoding="utf-8"))
-        item.setdefault("split", "tune")
+        item["split"] = p.parent.name if p.parent != QUALITY_DIR else item.get("split", "tune")
         item.setdefault("never", [])
         if split is None or item["split"] == split:
             items.append(item)

@@ -251,7 +251,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--skip-cost", action="store_true", help="only precision / recall")
     ap.add_argument("--verbose", action="store_true", help="print every memory and every miss")
-    ap.add_argument("--show", choices=["tune", "heldout", "all"], default="tune",
+    ap.add_argument("--show", choices=["tune", "heldout", "heldout2", "all"], default="tune",
                     help="which half --verbose prints (default: tune; look at heldout only to report)")
     args = ap.parse_args()
 
