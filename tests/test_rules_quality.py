@@ -90,3 +90,8 @@ def test_every_entity_keyword_is_in_the_memory_text(tmp_path):
         for ent in m.metadata["entity_keywords"]:
             assert ent in m.text
             assert ent.count("(") == ent.count(")") and not re.search(r"\b(?:Bash|exec)\b", ent)
+
+
+def test_a_platform_notice_never_becomes_the_error_of_a_pitfall(tmp_path):
+    assert distill([("platform", "Exec failed (brave-ot, code 1) :: Error: ENOENT: no such file, open 'config.yaml'"),
+                    ("assistant", "Fixed by creating config.yaml from the example; the job now starts.")], tmp_path) == []

@@ -322,7 +322,8 @@ class RulesProvider:
                 i += 1
                 continue
             window = range(i + 1, min(i + 1 + FIX_WINDOW, len(turns)))
-            fix_at = next((j for j in window if turns[j][1].role != "tool" and _remedy(turns[j][1].text)), None)
+            fix_at = next((j for j in window if _author(turns[j][1]) in ("person", "assistant")
+                           and _remedy(turns[j][1].text)), None)
             if fix_at is None:
                 i += 1
                 continue
@@ -347,6 +348,7 @@ class RulesProvider:
 
     @staticmethod
     def _candidate(kind: str, text: str, entities: list[str], source: str, evidence: list[str]) -> CandidateOut:
+        entities = [e for e in entities if e in text]  # a keyword the (clipped) text lost would mislead
         keywords = list(dict.fromkeys([*entities[:4], *zh_keywords(source, kind)]))[:8]
         return CandidateOut(
             text=text,
@@ -402,7 +404,11 @@ def _complete(sentence: str) -> bool:
 
 
 def _symptom(msg: Any) -> str | None:
-    """The error a turn reports: a failed tool call's trace, or a stated error that is not a fix."""
+    """The error a turn reports: a failed tool call's trace, or a stated error that is not a
+    fix. Never a platform notice, a schedule's prompt or a parent's task spec: their words
+    must not reach a memory."""
+    if _author(msg) not in ("person", "assistant", "tool"):
+        return None
     m = _TRACE.match(msg.text.strip())
     if m:
         return m.group(1).strip()
