@@ -95,3 +95,9 @@ def test_every_entity_keyword_is_in_the_memory_text(tmp_path):
 def test_a_platform_notice_never_becomes_the_error_of_a_pitfall(tmp_path):
     assert distill([("platform", "Exec failed (brave-ot, code 1) :: Error: ENOENT: no such file, open 'config.yaml'"),
                     ("assistant", "Fixed by creating config.yaml from the example; the job now starts.")], tmp_path) == []
+
+
+def test_more_ways_of_asking_to_remember(tmp_path):
+    got = distill([("person", "Please save to memory that the build cache lives in /var/cache/ci."),
+                   ("person", "From now on every morning at 9 send me the open incidents.")], tmp_path)
+    assert sorted(e for m in got for e in m.metadata["entity_keywords"]) == ["/var/cache/ci", "every morning at 9"]

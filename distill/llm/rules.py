@@ -78,7 +78,10 @@ _MAKE_RE = re.compile(r"(?<![\w-])(make\s+(?!(?:sure|it|this|that|the|a|an|sense
                       r"progress|room|time|way|do|things?|any|some|one|it's|certain|clear)\b)[a-z][\w.-]{1,30})\b")
 # how often a standing instruction recurs: the entity of "以后每天中午把新闻发给我"
 _RECURRENCE = re.compile(r"每(?:天|日|周[一二三四五六日天]?|星期[一二三四五六日天]|月|晚|早|个工作日|次)"
-                         r"(?:早上|上午|中午|下午|晚上|凌晨|\d{1,2}点)?")
+                         r"(?:早上|上午|中午|下午|晚上|凌晨|\d{1,2}点)?|"
+                         r"\bevery (?:day|morning|evening|night|week|month|weekday|"
+                         r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)(?: (?:at|before|after) \d{1,2}(?::\d\d)?\s?(?:am|pm)?)?",
+                         re.IGNORECASE)
 # never a keyword: English filler, the tool a failure trace names, chat-platform ids
 _NOT_ENTITY = frozenset("go make it this that with for the to and run use new all get set bash exec shell "
                         "tool exec_command".split())
@@ -100,7 +103,9 @@ _PREFERENCE = re.compile(
 _RULE = re.compile(
     r"^\s*(?:please\s+)?remember\b|\bremember (?:that|to)\b|\bfrom now on\b|\bgoing forward\b|"
     r"\bkeep in mind\b|记住|記住|以后|以後|今后|今後|\balways\b|\bnever\b|总是|總是|永远不要|永遠不要|"
-    r"务必|務必|一律|不要再|别再|別再",
+    r"务必|務必|一律|不要再|别再|別再|"
+    r"\bsave (?:this |it |that )?(?:to|in|into) (?:your |the )?memory\b|\bmake a note\b|\bnote (?:that|down)\b|"
+    r"\b(?:do not|don't) ever\b|记下|記下|记一下|記一下|请记录|請記錄|每次都",
     re.IGNORECASE,
 )
 _NOT_A_RULE = re.compile(
