@@ -341,7 +341,7 @@ class RulesProvider:
             if not _complete(fix) or not _tied(" ".join(e[2] for e in errors), fmsg.text):
                 i = fix_at + 1
                 continue
-            entities = find_entities(f"{_TOOL_PREFIX.sub('', symptom)}\n{cause or ''}\n{fix}")
+            entities = find_entities(f"{symptom}\n{cause or ''}\n{fix}")
             if entities:
                 text = f"Pitfall: {_quote(symptom, 160)}"
                 if cause:
@@ -366,7 +366,6 @@ class RulesProvider:
         )
 
 
-_TOOL_PREFIX = re.compile(r"^[\w.-]{1,40}:\s+")  # "exec: " / "Bash: " before a trace's output
 _TOKEN = re.compile(r"[A-Za-z0-9][\w.+-]*[\w+]|\d{2,}")
 _GENERIC = frozenset(
     "error errors failed fail failure not found cannot can't could the and with for from this that was is are "
@@ -397,7 +396,7 @@ def _tied(symptom: str, remedy: str) -> bool:
             out.update(p for p in [t, *re.split(r"[./:+_-]", t)] if len(p) >= 3 and p not in _GENERIC)
         return out
 
-    err, fix = names(_TOOL_PREFIX.sub("", symptom)), names(remedy)
+    err, fix = names(symptom), names(remedy)
     return bool(err & fix) or any(len(a) >= 5 and a in b for a in fix for b in err) or any(
         len(b) >= 5 and b in a for a in fix for b in err)
 
