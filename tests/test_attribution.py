@@ -81,3 +81,18 @@ def test_a_sub_agent_transcript_is_its_parents_words_and_its_own_work(tmp_path):
         ["assistant", "tomli is missing; installed it with uv add tomli."]]})
     assert [(m["role"], m["author"]) for m in msgs] == [
         ("user", "parent_agent"), ("tool", "tool"), ("assistant", "assistant")]
+
+
+@pytest.mark.parametrize("text,author,said", [
+    ("[message_id: om_x100b531f570748a4eea0b1d53f8d0e7]\n听风: 以后每天中午发日报给我", "person", "以后每天中午发日报给我"),
+    ("[WIP] the branch is not ready", "person", "[WIP] the branch is not ready"),
+    ("System: [2026-03-01 15:37:04 GMT+8] Exec completed (a, code 0) :: ok\n\nplease also run the linter", "person",
+     "please also run the linter"),
+    ("System (untrusted): [2026-04-18 14:58:51 GMT+8] Exec failed (b, code 2) :: boom", "platform",
+     "Exec failed (b, code 2) :: boom"),
+    ("# Context from my IDE setup:\n\n## Open tabs:\n- a.py: a.py", "platform", None),
+])
+def test_attribute_keeps_only_the_persons_words(text, author, said):
+    from distill.envelopes import attribute
+
+    assert attribute(text) == (author, said)
