@@ -73,6 +73,7 @@ def test_entity_keywords_are_whole_tokens_and_never_filler_or_ids():
     assert find_entities("call `process.exit(0` then") == ["process.exit"]
     assert find_entities("go to the page and make it work with uv") == ["uv"]
     assert find_entities("sender ou_4b8f4254d030382b49161279d29d28e8 said run make check") == ["make check"]
+    assert find_entities("never push directly to main, and the main idea is speed") == ["main"]
 
 
 def test_chinese_keywords_come_from_words_not_from_inside_identifiers():

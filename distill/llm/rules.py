@@ -76,6 +76,9 @@ _ENTITY_RES = [
 # "make check" is a command; "make sure" is English
 _MAKE_RE = re.compile(r"(?<![\w-])(make\s+(?!(?:sure|it|this|that|the|a|an|sense|them|me|you|us|use|changes?|"
                       r"progress|room|time|way|do|things?|any|some|one|it's|certain|clear)\b)[a-z][\w.-]{1,30})\b")
+# a branch named as where work goes ("never push directly to main")
+_BRANCH_RE = re.compile(r"\b(?:push|merge|commit|rebase|deploy)\w*(?:\s+\w+){0,2}?\s+(?:to|into|on|onto|from)\s+"
+                        r"(main|master|develop|trunk|release/[\w.-]+)\b", re.IGNORECASE)
 # how often a standing instruction recurs: the entity of "以后每天中午把新闻发给我"
 _RECURRENCE = re.compile(r"每(?:天|日|周[一二三四五六日天]?|星期[一二三四五六日天]|月|晚|早|个工作日|次)"
                          r"(?:早上|上午|中午|下午|晚上|凌晨|\d{1,2}点)?|"
@@ -191,7 +194,7 @@ def find_entities(text: str, limit: int = MAX_ENTITIES) -> list[str]:
     for rx in _ENTITY_RES:
         for m in rx.finditer(text):
             found.append((m.start(1), m.group(1).strip()))
-    for rx in (_OS_RE, _PACKAGE_RE, _MAKE_RE):
+    for rx in (_OS_RE, _PACKAGE_RE, _MAKE_RE, _BRANCH_RE):
         for m in rx.finditer(text):
             found.append((m.start(1), m.group(1)))
     for m in _NAMED_RE.finditer(text):
