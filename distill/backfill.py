@@ -12,6 +12,11 @@ How it stays out of the main cursor's way and survives interrupts:
   ``distill backfill`` retries it first and goes on, and the store's dedup absorbs any
   overlap. Run it again with other filters and the limits already recorded are kept.
 
+OpenClaw's archived sessions (``<id>.jsonl.reset.<time>``, ``.deleted.<time>``: a reset or
+deleted session, often most of the history) are read too, read-only and whole (they never
+grow), with cursors keyed like any file; ``--no-archives`` or ``backfill_archives = false``
+leaves them out. The hourly run never reads them.
+
 ``--agent`` keeps one agent's files; ``--since`` / ``--until`` keep files by their last
 modification time (a date is a local calendar day, ``--until`` inclusive). ``--dry-run``
 reads the same bytes with the same parsers and chunker and prints what a run would send,
@@ -130,8 +135,13 @@ def record_limits(settings: Settings) -> dict[str, int]:
     added = {k: int(e["offset"]) for k, e in main.files.items() if k not in limits}
     if added or not path.exists():
         limits.update(added)
-        write_json(path, {"version": PLAN_VERSION, "updatedAtMs": int(time.time() * 1000), "limits": limits})
+        _save_plan(settings, limits)
     return limits
+
+
+def _save_plan(settings: Settings, limits: dict[str, int]) -> None:
+    write_json(plan_path(settings), {"version": PLAN_VERSION, "updatedAtMs": int(time.time() * 1000),
+                                     "limits": limits})
 
 
 def select(settings: Settings, limits: dict[str, int], *, agent: str | None, since: float | None,
@@ -139,9 +149,14 @@ def select(settings: Settings, limits: dict[str, int], *, agent: str | None, sin
     from .cursor import Cursor
     from .discover import discover
 
+    from .sources import is_archived_session
+
     own = Cursor.load(cursor_path(settings))
     out = []
+    grown = False
     for sf in discover(settings, Counter()):
+        if sf.key not in limits and is_archived_session(os.path.basename(sf.path)):
+            limits[sf.key], grown = sf.st.st_size, True  # an archive never grows: all of it is history
         if agent is not None and sf.agent != agent:
             continue
         if (since is not None and sf.st.st_mtime < since) or (until is not None and sf.st.st_mtime > until):
@@ -151,6 +166,8 @@ def select(settings: Settings, limits: dict[str, int], *, agent: str | None, sin
         start = int(entry["offset"]) if entry else 0
         if stop > start:
             out.append(FileTodo(path=sf.path, agent=sf.agent, key=sf.key, start=start, stop=stop))
+    if grown:
+        _save_plan(settings, limits)
     return out
 
 
@@ -205,7 +222,10 @@ Progress = Callable[[int, int, int, int, int], None]  # files done, files, bytes
 
 def run_backfill(settings: Settings, *, agent: str | None = None, since: str | None = None,
                  until: str | None = None, dry_run: bool = False, progress: Progress | None = None,
-                 runner: Callable[..., RunSummary] | None = None) -> BackfillReport:
+                 runner: Callable[..., RunSummary] | None = None, archives: bool | None = None) -> BackfillReport:
+    """``archives``: read OpenClaw's archived sessions too (default: ``backfill_archives``)."""
+    read = settings.backfill_archives if archives is None else archives
+    settings = settings.model_copy(update={"read_archives": read})
     since_s, until_s = parse_when(since), parse_when(until, end_of_day=True)
     report = BackfillReport(action="noop", agent=agent, since=since, until=until)
     guard = FileLock(settings.state_dir / "backfill.lock", purpose="distill backfill")

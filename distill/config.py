@@ -100,6 +100,10 @@ class Settings(BaseSettings):
     max_messages_per_agent: int = 2000
     state_lock_wait: float = 10.0  # seconds `run`/`commit` wait for <state>/.lock, then refuse
     batch_retention_days: float = 14.0  # committed/aborted batch files kept this long
+    # OpenClaw's archived sessions (<id>.jsonl.reset.<time>, .deleted.<time>): `backfill` reads
+    # them unless this is false or it is given --no-archives; `run` and the worker never do
+    backfill_archives: bool = True
+    read_archives: bool = False  # set by backfill on its own copy of the settings; leave it off
 
     # --- store
     embedder: Literal["local", "openai", "gemini"] = "local"
@@ -127,6 +131,7 @@ class Settings(BaseSettings):
     llm_concurrency: int = 2
     chunk_tokens: int = 6000
     chunk_overlap_turns: int = 2
+    # caps per session and chunk (not per batch: a backfill is one batch), see reduce.apply_caps
     max_per_agent: int = 3
     max_global: int = 3
     token_budget_run: int = 200_000

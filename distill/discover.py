@@ -7,7 +7,8 @@ Two kinds of roots:
 
 Only agents that ``settings.agent_is_read`` accepts are listed (never the distiller itself;
 the allow-list narrows the rest; ids outside ``[A-Za-z0-9._-]{1,64}`` are ignored).
-Archive names (``*.jsonl.reset.*``, ``*.jsonl.deleted.*``, ``*.lock``) are skipped. This is
+Archive names (``*.jsonl.reset.*``, ``*.jsonl.deleted.*``, ``*.lock``) are skipped, except
+OpenClaw's archived sessions when ``settings.read_archives`` is on (backfill turns it on). This is
 stat-only — no file is opened here — so that a run over 10,000 unchanged files stays cheap.
 """
 
@@ -77,7 +78,10 @@ def openclaw_files(settings: Settings, counters: Counter) -> Iterator[SessionFil
         except (FileNotFoundError, NotADirectoryError):
             continue
         for name in names:
-            if not name.endswith(".jsonl") or (".jsonl." in name and _is_archive(name)):
+            if ".jsonl." in name and _is_archive(name):
+                if not (settings.read_archives and _is_archived_session(name)):
+                    continue
+            elif not name.endswith(".jsonl"):
                 continue
             path = f"{folder}/{name}"
             st = _regular_stat(path)
@@ -133,6 +137,12 @@ def _is_archive(name: str) -> bool:
     from .sources import is_archive_name
 
     return is_archive_name(name)
+
+
+def _is_archived_session(name: str) -> bool:
+    from .sources import is_archived_session
+
+    return is_archived_session(name)
 
 
 def _regular_stat(path: str) -> os.stat_result | None:

@@ -9,7 +9,7 @@ Three separate jobs, applied in this order by every source format:
   ``<user_instructions>`` blocks, the ``[Thu 2026-04-09 14:48 GMT+8]`` stamp,
   ``[[reply_to_current]]`` tags, and the markers around queued messages (the messages stay).
 - ``is_noise`` says a turn carries nothing to learn: heartbeats, boot checks, slash
-  commands, ``NO_REPLY``, "new session started" prompts, compaction summaries, bare greetings and acknowledgements (English and Chinese).
+  commands (unless their arguments say something), ``NO_REPLY``, "new session started" prompts, compaction summaries, bare greetings and acknowledgements (English and Chinese).
 - ``clip`` cuts over-long text to head + tail with a visible marker, never mid-word, so a
   secret is never split into a half that redaction no longer recognises.
 """
@@ -183,8 +183,26 @@ def is_noise(role: str, text: str) -> bool:
 def _is_slash_command(text: str) -> bool:
     if "\n" in text or not _SLASH.match(text):
         return False
-    head = text[1:].split(None, 1)[0]
-    return head not in _PATH_ROOTS
+    head, _, args = text[1:].partition(" ")
+    if head in _PATH_ROOTS:
+        return False
+    return head.lower() in _CONTROL_COMMANDS or not command_args_say_something(args)
+
+
+# commands whose arguments steer the runtime, never a statement to remember
+_CONTROL_COMMANDS = frozenset(
+    "compact clear reset new model think verbose status help config init login logout cost resume "
+    "review subagents approvals permissions mcp agents".split()
+)
+
+
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{4}")
+
+
+def command_args_say_something(args: str) -> bool:
+    """A slash command's arguments that carry an instruction ("/remember always run ruff
+    first", "/note 以后每天中午发给我") rather than a setting ("/model opus", "/think high")."""
+    return len(args.split()) >= 3 or bool(_CJK_RUN.search(args))
 
 
 def _is_ack(low: str) -> bool:

@@ -17,9 +17,17 @@ class RunSummary(BaseModel):
     seconds: float = 0.0
     counters: dict[str, int] = Field(default_factory=dict)
 
+    def dropped(self) -> dict[str, int]:
+        """Candidates found but not stored, by reason (every one is counted somewhere)."""
+        c = self.counters
+        below = sum(n for k, n in c.items() if k.startswith("dropped_") and k != "dropped_cap")
+        return {"merged in run": c.get("merged_in_run", 0), "below the bar": below,
+                "over the cap": c.get("dropped_cap", 0)}
+
     def line(self) -> str:
+        dropped = "".join(f", {n} {why}" for why, n in self.dropped().items() if n)
         return (
             f"{self.action}: {self.files} files, {self.bytes} bytes, {self.turns} turns, "
-            f"{self.memories_added} memories added, {self.memories_duplicate} skipped as duplicate, "
+            f"{self.memories_added} memories added, {self.memories_duplicate} skipped as duplicate{dropped}, "
             f"{self.llm_calls} LLM calls, {self.tokens} tokens, {self.seconds:.2f} s"
         )

@@ -207,3 +207,31 @@ def test_progress_bar_on_a_terminal_plain_lines_otherwise():
     lines = plain.getvalue().splitlines()
     assert "\r" not in plain.getvalue() and lines[-1].startswith("backfill: 100.0% files 4/4")
     assert len(lines) == 2  # throttled: the middle update is not worth a line
+
+
+def test_backfill_reads_archived_sessions_read_only_and_run_never_does(world):
+    live = write(world, "main", "live", FACTS[2:3])
+    reset = write(world, "main", "old", FACTS[:1])
+    reset = reset.rename(reset.with_name("old.jsonl.reset.2026-11-01T10-00-00.000Z"))
+    deleted = write(world, "ops", "gone", FACTS[1:2])
+    deleted = deleted.rename(deleted.with_name("gone.jsonl.deleted.2026-11-02T10-00-00.000Z"))
+    before = {p: (p.read_bytes(), p.stat().st_mtime) for p in (reset, deleted)}
+    assert cli("init").returncode == 0
+    run = cli("run", "--distill")
+    assert run.returncode == 0 and texts(world) == []  # the hourly run: live file marked read, archives skipped
+    skipped = cli("backfill", "--no-archives")
+    assert skipped.returncode == 0, skipped.stderr
+    assert not any("uv" in t or "Debian" in t for t in texts(world))
+    r = cli("backfill")
+    assert r.returncode == 0, r.stderr
+    got = texts(world)
+    assert any("uv" in t for t in got) and any("Debian 12" in t for t in got)
+    assert {p: (p.read_bytes(), p.stat().st_mtime) for p in (reset, deleted)} == before  # read-only
+    bcur = Cursor.load(world / "state" / "backfill-cursor.json").files
+    assert {e["path"]: e["offset"] for e in bcur.values() if ".jsonl." in e["path"]} == {
+        str(reset): reset.stat().st_size, str(deleted): deleted.stat().st_size}
+    again = cli("backfill")
+    assert again.returncode == 0 and "nothing to backfill" in again.stdout
+    assert cli("run", "--distill").returncode == 0 and texts(world) == got
+    main = {e["path"] for e in Cursor.load(world / "state" / "cursor.json").files.values()}
+    assert main == {str(live)}  # the main cursor never took on an archive

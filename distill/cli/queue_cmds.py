@@ -38,6 +38,9 @@ def register(sub) -> None:
     p.add_argument("--until", help="only files last modified on or before this date (inclusive)")
     p.add_argument("--dry-run", action="store_true",
                    help="print what would be read and an estimate of chunks, LLM calls and tokens; spend nothing")
+    p.add_argument("--no-archives", dest="archives", action="store_false", default=None,
+                   help="skip OpenClaw's archived sessions (*.jsonl.reset.*, *.jsonl.deleted.*), which backfill "
+                        "otherwise reads (setting: backfill_archives)")
 
 
 def _enqueue(settings, args: argparse.Namespace) -> Queued:
@@ -54,7 +57,7 @@ def _backfill(settings, args: argparse.Namespace):
     show = None if args.json or args.dry_run else progress_printer()
     try:
         return run_backfill(settings, agent=args.agent, since=args.since, until=args.until,
-                            dry_run=args.dry_run, progress=show)
+                            dry_run=args.dry_run, progress=show, archives=args.archives)
     except BaseException:
         if show is not None and sys.stderr.isatty():
             sys.stderr.write("\n")  # end the progress bar's line before the error message

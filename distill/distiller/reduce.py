@@ -50,6 +50,9 @@ def _similar(a: Candidate, b: Candidate) -> bool:
         return False
     if normalise(a.text) == normalise(b.text):
         return True
+    ea, eb = {e.lower() for e in a.entity_keywords}, {e.lower() for e in b.entity_keywords}
+    if ea and eb and not (ea <= eb or eb <= ea):
+        return False  # same wording about different things (services/billing0 vs billing5)
     ta, tb = _terms(a.text), _terms(b.text)
     if not ta or not tb:
         return False
@@ -89,21 +92,24 @@ def merge_near_duplicates(cands: list[Candidate], counters: Counter) -> list[Can
     return kept
 
 
-def apply_caps(cands: list[Candidate], *, max_per_agent: int, max_global: int, counters: Counter) -> list[Candidate]:
-    per_agent: Counter = Counter()
-    n_global = 0
+def apply_caps(cands: list[Candidate], *, max_per_agent: int, max_global: int, counters: Counter,
+               messages: dict[str, BatchMessage] | None = None) -> list[Candidate]:
+    """Keep the best ``max_per_agent`` agent-scoped and ``max_global`` global candidates of
+    each session's chunk (its unit: agent, session, chunk).
+
+    Caps stop one chatty chunk from flooding the store; counted per batch, they kept six
+    memories from a backfill of months. Per session and chunk they grow with the history
+    read, and every candidate they drop is counted (``dropped_cap``)."""
+    messages = messages or {}
+    taken: Counter = Counter()
     out: list[Candidate] = []
     for c in sorted(cands, key=score, reverse=True):
-        if c.scope == "global":
-            if n_global >= max_global:
-                counters["dropped_cap"] += 1
-                continue
-            n_global += 1
-        else:
-            if per_agent[c.agent_id] >= max_per_agent:
-                counters["dropped_cap"] += 1
-                continue
-            per_agent[c.agent_id] += 1
+        first = messages.get(c.evidence[0]) if c.evidence else None
+        unit = (c.agent_id, first.sessionId if first else "", c.chunk, c.scope)
+        if taken[unit] >= (max_global if c.scope == "global" else max_per_agent):
+            counters["dropped_cap"] += 1
+            continue
+        taken[unit] += 1
         out.append(c)
     return out
 
@@ -142,6 +148,7 @@ def reduce_candidates(cands: list[Candidate], messages: dict[str, BatchMessage],
                       max_global: int, provider: str, model: str | None, prompt_version: str,
                       counters: Counter) -> list[Memory]:
     merged = merge_near_duplicates(cands, counters)
-    capped = apply_caps(merged, max_per_agent=max_per_agent, max_global=max_global, counters=counters)
+    capped = apply_caps(merged, max_per_agent=max_per_agent, max_global=max_global, counters=counters,
+                        messages=messages)
     return [to_memory(c, messages, provider=provider, model=model, prompt_version=prompt_version)
             for c in capped]

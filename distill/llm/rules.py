@@ -68,13 +68,34 @@ _ENTITY_RES = [
     re.compile(r"(?:HTTP|status|error|错误|状态码)\s*([45]\d\d)\b", re.IGNORECASE),
     re.compile(r"(?:port|端口)\s*(\d{2,5})\b", re.IGNORECASE),
     re.compile(r"\b((?:\d{1,3}(?:\.\d{1,3}){3}|localhost|[\w-]+(?:\.[\w-]+)+):\d{2,5})\b"),  # host:port
-    re.compile(r"\b([A-Za-z][\w.-]*\s\d+\.\d+(?:\.\d+)?)\b"),  # "Python 3.11"
+    re.compile(r"\b([A-Za-z][\w.-]*\s\d+\.\d+(?:\.\d+)?)\b(?!\.\d)"),  # "Python 3.11", not "ECONNREFUSED 127.0.0"
+    re.compile(r"(?<![\w\\])([A-Za-z]:\\(?:[^\\\s:*?\"<>|，。；]+\\)*[^\\\s:*?\"<>|，。；]+)"),  # Windows paths
+    # a Latin word set inside Chinese text ("以后数据库迁移都用 alembic"): a name, whatever it is
+    re.compile(r"(?:(?<=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff] ))([A-Za-z][\w.+-]{2,30}[\w+])(?= ?[\u4e00-\u9fff，。；、！]| ?$)"),
 ]
+# "make check" is a command; "make sure" is English
+_MAKE_RE = re.compile(r"(?<![\w-])(make\s+(?!(?:sure|it|this|that|the|a|an|sense|them|me|you|us|use|changes?|"
+                      r"progress|room|time|way|do|things?|any|some|one|it's|certain|clear)\b)[a-z][\w.-]{1,30})\b")
+# a branch named as where work goes ("never push directly to main")
+_BRANCH_RE = re.compile(r"\b(?:push|merge|commit|rebase|deploy)\w*(?:\s+\w+){0,2}?\s+(?:to|into|on|onto|from)\s+"
+                        r"(main|master|develop|trunk|release/[\w.-]+)\b", re.IGNORECASE)
+# how often a standing instruction recurs: the entity of "以后每天中午把新闻发给我"
+_RECURRENCE = re.compile(r"每(?:天|日|周[一二三四五六日天]?|星期[一二三四五六日天]|月|晚|早|个工作日|次)"
+                         r"(?:早上|上午|中午|下午|晚上|凌晨|\d{1,2}点)?|"
+                         r"\bevery (?:day|morning|evening|night|week|month|weekday|"
+                         r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)(?: (?:at|before|after) \d{1,2}(?::\d\d)?\s?(?:am|pm)?)?",
+                         re.IGNORECASE)
+# never a keyword: English filler, the tool a failure trace names, chat-platform ids
+_NOT_ENTITY = frozenset("go make it this that with for the to and run use new all get set bash exec shell "
+                        "tool exec_command".split())
+_PLATFORM_ID = re.compile(r"^(?:o[ucmn]_[0-9a-f]{8,}|\d{6,}|[0-9a-f]{16,}|[\w-]*[0-9a-f]{8}-[0-9a-f]{4}-[\w-]+)$")
+_BRACKETS = {")": "(", "]": "[", "}": "{"}
 _NAMED_RE = re.compile("|".join(re.escape(n) for n in _NAMED))
 
 _DECISION = re.compile(
     r"\b(?:we|i)(?:\s+have|'ve)?\s+decided\b|\bdecided to\b|\bdecision\s*[:：]|\bwe(?:'ll| will) go with\b|"
-    r"决定|決定|定下来|拍板",
+    r"(?:我们|我們|我|咱们|咱們|大家|团队|團隊|最终|最終|最后|最後)(?:已经|已經|还是|還是|一致)?(?:决定|決定)|(?:决定|決定)(?:了)?\s*[:：]|"
+    r"定下来|拍板",
     re.IGNORECASE,
 )
 _PREFERENCE = re.compile(
@@ -85,7 +106,9 @@ _PREFERENCE = re.compile(
 _RULE = re.compile(
     r"^\s*(?:please\s+)?remember\b|\bremember (?:that|to)\b|\bfrom now on\b|\bgoing forward\b|"
     r"\bkeep in mind\b|记住|記住|以后|以後|今后|今後|\balways\b|\bnever\b|总是|總是|永远不要|永遠不要|"
-    r"务必|務必|一律|不要再|别再|別再",
+    r"务必|務必|一律|不要再|别再|別再|"
+    r"\bsave (?:this |it |that )?(?:to|in|into) (?:your |the )?memory\b|\bmake a note\b|\bnote (?:that|down)\b|"
+    r"\b(?:do not|don't) ever\b|记下|記下|记一下|記一下|请记录|請記錄|每次都",
     re.IGNORECASE,
 )
 _NOT_A_RULE = re.compile(
@@ -107,7 +130,7 @@ _FIX = re.compile(
     r"\bfix\s*[:：]|\b(?:fixed|the fix (?:is|was)|fix(?:ed)? (?:it|this|that) by|solved|resolved|works now|working now|"
     r"now (?:works|passes|succeeds|starts)|(?:upgraded|downgraded|pinned|switched|changed) (?:\w+ ){0,3}to|"
     r"needs? to (?:use|set|run)|instead of)\b|"
-    r"解决|解決|修复|修復|修好|改成|改为|改為|换成|換成|改用|就好了|可以了|成功了",
+    r"解决|解決|修复|修復|修好|改成|改为|改為|换成|換成|改用|就好了|可以了|成功",
     re.IGNORECASE,
 )
 _CAUSE = re.compile(
@@ -141,6 +164,19 @@ _LEXICON: list[tuple[re.Pattern, str]] = [(re.compile(p, re.IGNORECASE), zh) for
     (r"disk|磁盘|磁碟", "磁盘空间"), (r"slow|performance|性能|效能|慢", "性能"), (r"backup|备份|備份", "备份"),
     (r"release|publish|发布|發布", "发布"), (r"format|格式", "格式"), (r"path|路径|路徑", "路径"),
 ]]
+def _word_alternatives(pattern: str) -> re.Pattern:
+    """English alternatives match only at a word start and never inside an identifier
+    (``reply`` is not in ``reply.raw.write``, ``container`` is not in ``login-container``)."""
+    alts = []
+    for alt in pattern.split("|"):
+        if alt.isascii():
+            alts.append(r"(?<![\w./-])" + alt.removeprefix(r"\b") + r"(?![\w]*[./_-]\w)")
+        else:
+            alts.append(alt)
+    return re.compile("|".join(alts), re.IGNORECASE)
+
+
+_LEXICON = [(_word_alternatives(rx.pattern), zh) for rx, zh in _LEXICON]
 _KIND_ZH = {"pitfall": "踩坑", "decision": "决策", "preference": "偏好", "rule": "规则"}
 _KIND_PREFIX = {"decision": "Decision", "preference": "Preference", "rule": "Rule"}
 _IMPORTANCE = {"pitfall": 0.75, "decision": 0.8, "preference": 0.7, "rule": 0.8}
@@ -158,15 +194,16 @@ def find_entities(text: str, limit: int = MAX_ENTITIES) -> list[str]:
     for rx in _ENTITY_RES:
         for m in rx.finditer(text):
             found.append((m.start(1), m.group(1).strip()))
-    for rx in (_OS_RE, _PACKAGE_RE):
+    for rx in (_OS_RE, _PACKAGE_RE, _MAKE_RE, _BRANCH_RE):
         for m in rx.finditer(text):
             found.append((m.start(1), m.group(1)))
     for m in _NAMED_RE.finditer(text):
         found.append((m.start(), m.group(0)))
     out: list[str] = []
     for _, ent in sorted(found, key=lambda p: p[0]):
-        ent = ent.rstrip(".,;:，。；：)").lstrip("(")
-        if len(ent) < 2 or "REDACTED" in ent or ent.startswith("//") or ent in out:
+        ent = _balanced(ent.rstrip(".,;:，。；："))
+        if (len(ent) < 2 or "REDACTED" in ent or ent.startswith("//") or ent in out
+                or ent.lower() in _NOT_ENTITY or _PLATFORM_ID.match(ent)):
             continue
         out.append(ent)
     # drop names contained in a longer one ("pip" inside "pip install")
@@ -174,16 +211,38 @@ def find_entities(text: str, limit: int = MAX_ENTITIES) -> list[str]:
     return out[:limit]
 
 
+def _balanced(ent: str) -> str:
+    """``ent`` with its brackets and quotes paired: a dangling opener is cut off with what
+    follows it, a dangling closer is dropped (``process.exit(0`` → ``process.exit``)."""
+    stack: list[int] = []
+    for i, ch in enumerate(ent):
+        if ch in "([{":
+            stack.append(i)
+        elif ch in _BRACKETS:
+            if stack and ent[stack[-1]] == _BRACKETS[ch]:
+                stack.pop()
+            else:
+                return _balanced(ent[:i])
+    if stack:
+        ent = ent[:stack[0]]
+    for q in "\"'`":
+        if ent.count(q) % 2:
+            ent = ent[:ent.index(q)]
+    return ent.strip().rstrip(".,;:")
+
+
 def _contains_word(longer: str, word: str) -> bool:
     return re.search(r"(?<![\w-])" + re.escape(word) + r"(?![\w-])", longer) is not None
 
 
 def zh_keywords(text: str, kind: str, limit: int = 3) -> list[str]:
+    """What this memory is about, in Chinese; the kind's name (踩坑, 规则, …) only when
+    nothing more specific is found (on every row it would tell nothing)."""
     words: list[str] = []
     for rx, zh in _LEXICON:
         if len(words) < limit and rx.search(text) and not any(zh in w or w in zh for w in words):
             words.append(zh)
-    return [*words, _KIND_ZH[kind]]
+    return words or [_KIND_ZH[kind]]
 
 
 def sentences(text: str) -> list[str]:
@@ -196,12 +255,17 @@ def _quote(s: str, limit: int = MAX_QUOTE) -> str:
     return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
 
 
-def _statement_kind(sentence: str, role: str) -> str | None:
+def _author(msg: Any) -> str:
+    """Who wrote a batch message (batches written before ``author`` existed: by its role)."""
+    return msg.author or {"user": "person", "assistant": "assistant"}.get(msg.role, "tool")
+
+
+def _statement_kind(sentence: str, author: str) -> str | None:
     if _QUESTION.search(sentence) or _NOT_A_RULE.search(sentence):
         return None
     if _DECISION.search(sentence):
         return "decision"
-    if role != "user":
+    if author != "person":
         return None
     if _PREFERENCE.search(sentence):
         return "preference"
@@ -235,20 +299,25 @@ class RulesProvider:
     def _statements(self, turns: list) -> list[CandidateOut]:
         out: list[CandidateOut] = []
         for tid, msg in turns:
-            if msg.role not in ("user", "assistant") or msg.text.lstrip().startswith("[tool exec failed"):
+            author = _author(msg)
+            # only a person's words and the assistant's own decisions: never a notice, a
+            # schedule's prompt or a parent agent's task spec
+            if author not in ("person", "assistant") or msg.text.lstrip().startswith("[tool exec failed"):
                 continue
             sents = sentences(msg.text)
             for i, sent in enumerate(sents):
-                kind = _statement_kind(sent, msg.role)
+                kind = _statement_kind(sent, author)
                 if kind is None:
                     continue
                 quote = sent
                 if kind == "decision" and i + 1 < len(sents) and _REASON.search(sents[i + 1]):
                     quote = f"{sent} {sents[i + 1]}"
                 entities = find_entities(quote)
+                if not entities and kind == "rule":
+                    entities = [m.group(0) for m in _RECURRENCE.finditer(quote)][:1]
                 if not entities:
                     continue
-                who = "the user" if msg.role == "user" else "the assistant"
+                who = "the user" if author == "person" else "the assistant"
                 text = f'{_KIND_PREFIX[kind]} ({who}, verbatim): "{_quote(quote, 400)}"'
                 out.append(self._candidate(kind, text, entities, quote, [tid]))
         return out
@@ -261,7 +330,8 @@ class RulesProvider:
                 i += 1
                 continue
             window = range(i + 1, min(i + 1 + FIX_WINDOW, len(turns)))
-            fix_at = next((j for j in window if turns[j][1].role != "tool" and _remedy(turns[j][1].text)), None)
+            fix_at = next((j for j in window if _author(turns[j][1]) in ("person", "assistant")
+                           and _remedy(turns[j][1].text)), None)
             if fix_at is None:
                 i += 1
                 continue
@@ -270,18 +340,23 @@ class RulesProvider:
             _, tid, symptom = max(errors, key=lambda e: (len(find_entities(e[2], limit=20)), e[0]))
             fid, fmsg = turns[fix_at]
             cause, fix = _remedy(fmsg.text)
+            fix = _FIX_LABEL.sub("", fix).strip()
+            if not _complete(fix) or not _tied(" ".join(e[2] for e in errors), fmsg.text):
+                i = fix_at + 1
+                continue
             entities = find_entities(f"{symptom}\n{cause or ''}\n{fix}")
             if entities:
                 text = f"Pitfall: {_quote(symptom, 160)}"
                 if cause:
                     text += f" Cause: {_quote(cause, 140)}"
-                text += f" Fix: {_quote(_FIX_LABEL.sub('', fix), 200)}"
+                text += f" Fix: {_quote(fix, 200)}"
                 out.append(self._candidate("pitfall", text, entities, f"{symptom} {cause or ''} {fix}", [tid, fid]))
             i = fix_at + 1
         return out
 
     @staticmethod
     def _candidate(kind: str, text: str, entities: list[str], source: str, evidence: list[str]) -> CandidateOut:
+        entities = [e for e in entities if e in text]  # a keyword the (clipped) text lost would mislead
         keywords = list(dict.fromkeys([*entities[:4], *zh_keywords(source, kind)]))[:8]
         return CandidateOut(
             text=text,
@@ -294,8 +369,53 @@ class RulesProvider:
         )
 
 
+_TOKEN = re.compile(r"[A-Za-z0-9][\w.+-]*[\w+]|\d{2,}")
+_GENERIC = frozenset(
+    "error errors failed fail failure not found cannot can't could the and with for from this that was is are "
+    "when then into exec bash shell tool command file module line code exit process now run runs again "
+    "install installed fixed fix it".split()
+)
+
+
+_RERUN_OK = re.compile(
+    r"\b(?:now (?:passes|pass|succeeds|works|runs|starts|exits|builds|imports|connects)|(?:works|passes|succeeds) now"
+    r"|pass(?:es)? now|re-?run\w* (?:succeeds|passes|works))\b|再(?:运行|跑|執行|执行|试)\S{0,6}(?:就)?(?:可以了|成功|通过|好了)"
+    r"|重新\S{0,8}(?:成功|通过)|就成功|成功了",
+    re.IGNORECASE,
+)
+
+
+def _tied(symptom: str, remedy: str) -> bool:
+    """The fix belongs to this error: it names something the error names (an entity,
+    command, file, code or port), or says the failing step now succeeds. A fix-like
+    sentence about something else is not this error's fix."""
+    if _RERUN_OK.search(remedy):
+        return True
+
+    def names(text: str) -> set[str]:
+        out = set()
+        for t in _TOKEN.findall(text):
+            t = t.lower().strip(".")
+            out.update(p for p in [t, *re.split(r"[./:+_-]", t)] if len(p) >= 3 and p not in _GENERIC)
+        return out
+
+    err, fix = names(symptom), names(remedy)
+    return bool(err & fix) or any(len(a) >= 5 and a in b for a in fix for b in err) or any(
+        len(b) >= 5 and b in a for a in fix for b in err)
+
+
+def _complete(sentence: str) -> bool:
+    """A whole sentence, not a label or a cut-off lead-in ("Fix:", "The fix is to run:")."""
+    s = sentence.strip()
+    return len(s) >= 8 and not s.endswith((":", "：", "…", "-", ",", "，"))
+
+
 def _symptom(msg: Any) -> str | None:
-    """The error a turn reports: a failed tool call's trace, or a stated error that is not a fix."""
+    """The error a turn reports: a failed tool call's trace, or a stated error that is not a
+    fix. Never a platform notice, a schedule's prompt or a parent's task spec: their words
+    must not reach a memory."""
+    if _author(msg) not in ("person", "assistant", "tool"):
+        return None
     m = _TRACE.match(msg.text.strip())
     if m:
         return m.group(1).strip()

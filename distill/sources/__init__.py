@@ -33,13 +33,15 @@ __all__ = [
     "detect_format",
     "get_format",
     "is_archive_name",
+    "is_archived_session",
 ]
 
 FORMAT_NAMES = ("openclaw", "claude-code", "codex")
 # Detection order: the most specific first line first.
 _DETECT_ORDER = ("openclaw", "codex", "claude-code")
 
-_ARCHIVE = re.compile(r"\.jsonl\.(?:reset|deleted)\.|\.lock$")
+_ARCHIVED_SESSION = re.compile(r"\.jsonl\.(?:reset|deleted)\.")
+_ARCHIVE = re.compile(_ARCHIVED_SESSION.pattern + r"|\.lock$")
 _formats: dict[str, SourceFormat] = {}
 
 
@@ -98,3 +100,9 @@ def is_archive_name(name: str) -> bool:
     """Archived or lock files next to live transcripts (``x.jsonl.reset.<ts>``,
     ``x.jsonl.deleted.<ts>``, ``x.jsonl.lock``): discovery skips them."""
     return bool(_ARCHIVE.search(name))
+
+
+def is_archived_session(name: str) -> bool:
+    """A session OpenClaw reset or deleted (``x.jsonl.reset.<ts>``, ``x.jsonl.deleted.<ts>``):
+    history that backfill reads (a lock file is not)."""
+    return bool(_ARCHIVED_SESSION.search(name))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 import orjson
 from pydantic import BaseModel
 
+from ..envelopes import Author, attribute
 from ..errors import DistillError
 from ..noise import clip, is_noise, strip_injected
 from ..redact import redact
@@ -27,11 +28,11 @@ if TYPE_CHECKING:
     from ..config import Settings
 
 Role = Literal["user", "assistant", "tool"]
-# Who actually wrote a turn. ``role`` is the transcript's own label (kept for the batch file's
-# old keys); ``author`` is what attribution rests on: only "person" text may become "the user
-# said". platform = chat-channel envelopes and system notices, schedule = cron-fired prompts,
-# parent_agent = a task spec a parent agent wrote into a sub-agent's session.
-Author = Literal["person", "assistant", "tool", "platform", "schedule", "parent_agent"]
+# Who actually wrote a turn (``Author``, defined with the rules that find it in envelopes.py).
+# ``role`` is the transcript's own label (kept for the batch file's old keys); ``author`` is
+# what attribution rests on: only "person" text may become "the user said". platform =
+# chat-channel envelopes and system notices, schedule = cron-fired prompts, parent_agent = a
+# task spec a parent agent wrote into a sub-agent's session.
 DEFAULT_AUTHOR: dict[str, Author] = {"user": "person", "assistant": "assistant", "tool": "tool"}
 
 
@@ -90,22 +91,42 @@ class SourceFormat(Protocol):
     ) -> SourceParser: ...
 
 
-def finish_text(
-    role: Role, text: str, limits: TurnLimits, counters: Counter, *, trace: bool = False
-) -> str | None:
-    """The shared cleaning step: strip injected blocks → drop noise → clip → redact.
+def finish_said(
+    role: Role, text: str, limits: TurnLimits, counters: Counter, *, author: Author | None = None
+) -> tuple[str, Author] | None:
+    """The shared cleaning step for what was said: strip injected blocks → find who wrote it
+    (envelopes stripped) → drop noise → clip → redact. ``author`` overrides who wrote user
+    text (a sub-agent transcript's user turns are its parent's).
 
-    Returns None when nothing worth keeping is left (counted). Tool traces are built by the
-    caller already short; they skip the noise test but are still clipped and redacted.
+    Returns ``(text, author)``, or None when nothing worth keeping is left (counted).
     """
-    if not trace:
-        text = strip_injected(text)
-        if not text:
-            counters["empty"] += 1
+    text = strip_injected(text)
+    if not text:
+        counters["empty"] += 1
+        return None
+    who: Author = DEFAULT_AUTHOR[role]
+    if role == "user":
+        who, said = attribute(text)
+        if said is None:  # a bare slash command (noise) or a runtime prompt
+            counters["noise" if who == "person" else "runtime_prompt"] += 1
             return None
-        if is_noise(role, text):
-            counters["noise"] += 1
-            return None
+        text, who = said, author or who
+        if who != "person":
+            counters[f"author:{who}"] += 1
+    if not text.strip():
+        counters["empty"] += 1
+        return None
+    if is_noise(role, text):
+        counters["noise"] += 1
+        return None
+    return finish_text(role, text, limits, counters, trace=False), who
+
+
+def finish_text(
+    role: Role, text: str, limits: TurnLimits, counters: Counter, *, trace: bool = True
+) -> str:
+    """Clip and redact: the last step of every turn's text. Tool traces come here directly
+    (built by the caller already short; no noise test)."""
     text, clipped = clip(text, limits.max_tool_trace_chars if trace else limits.max_turn_chars)
     if clipped:
         counters["clipped"] += 1

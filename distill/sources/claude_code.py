@@ -16,19 +16,21 @@ Choices:
   tool result gives one user turn with the trace appended (one turn per line keeps turn ids,
   which are per start byte, unique).
 - ``isMeta``, ``isCompactSummary``, ``system``, ``summary`` and API-error lines give nothing.
-- Sidechain (subagent) lines are kept: what a subagent learned is as useful as the rest.
+- Sidechain (subagent) lines are kept: what a subagent learned is as useful as the rest; but
+  their user text (``isSidechain`` lines, or any user line of an ``agent-*.jsonl`` file) is
+  the task spec its parent agent wrote, attributed to ``parent_agent``.
 """
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 
 import orjson
 
 from .base import (
-    DEFAULT_AUTHOR,
-    Turn, TurnLimits, decode_line, drop_blobs, finish_text, id_or_none, iso_to_ms, session_id_or_none,
+    Turn, TurnLimits, decode_line, drop_blobs, finish_said, finish_text, id_or_none, iso_to_ms, session_id_or_none,
 )
 from ..noise import clip
 from .toolfail import error_line, trace
@@ -114,6 +116,8 @@ class ClaudeCodeParser:
         self.counters, self.limits = counters, limits
         self._held: _Held | None = None
         self._tool_names: dict[str, str] = {}
+        # a sub-agent's own transcript (``agent-<id>.jsonl``): its user turns are the parent's
+        self._sub_agent_file = os.path.basename(file).startswith("agent-")
 
     def feed(self, line: bytes, start: int, end: int) -> list[Turn]:
         obj = decode_line(drop_blobs(line, _BLOB_KEYS), self.counters)
@@ -169,9 +173,10 @@ class ClaudeCodeParser:
         held, self._held = self._held, None
         if held is None:
             return []
-        text = finish_text("assistant", "\n\n".join(held.parts), self.limits, self.counters)
-        if text is None:
+        said = finish_said("assistant", "\n\n".join(held.parts), self.limits, self.counters)
+        if said is None:
             return []
+        text = said[0]
         return [Turn(agent_id=self.agent_id, session_id=held.session_id, file=self.file, start=held.start,
                      end=held.end, entry_id=None if held.message_id.startswith("@") else held.message_id, ts=held.ts, role="assistant", text=text, author="assistant")]
 
@@ -202,18 +207,20 @@ class ClaudeCodeParser:
                 t = self._tool_result(b)
                 if t:
                     traces.append(t)
-        text = finish_text("user", "\n\n".join(texts), self.limits, self.counters) if texts else None
-        role = "user"
+        sidechain = obj.get("isSidechain") is True or self._sub_agent_file
+        said = finish_said("user", "\n\n".join(texts), self.limits, self.counters,
+                           author="parent_agent" if sidechain else None) if texts else None
+        text, author = said if said else (None, "tool")
+        role = "user" if said else "tool"
         if traces:
             joined = "\n".join(traces)
             text = f"{text}\n{joined}" if text else joined
-            role = "user" if texts and text != joined else "tool"
         out: list[Turn] = []
         if text:
             out = self._flush()  # a turn from another line ends a held message
             out.append(Turn(agent_id=self.agent_id, session_id=self.session_id, file=self.file, start=start,
                             end=end, entry_id=id_or_none(obj.get("uuid")), ts=iso_to_ms(obj.get("timestamp")),
-                            role=role, text=text, author=DEFAULT_AUTHOR[role]))
+                            role=role, text=text, author=author))
         return out
 
     def _tool_result(self, block: dict) -> str | None:

@@ -27,8 +27,7 @@ from collections import Counter, deque
 import orjson
 
 from .base import (
-    DEFAULT_AUTHOR,
-    Turn, TurnLimits, decode_line, drop_blobs, finish_text, id_or_none, iso_to_ms, session_id_or_none,
+    Turn, TurnLimits, decode_line, drop_blobs, finish_said, finish_text, id_or_none, iso_to_ms, session_id_or_none,
 )
 from .toolfail import WINDOW_BYTES, bytes_window_may_fail, error_line, header_exit_code, trace
 
@@ -202,8 +201,8 @@ class CodexParser:
             self.counters["duplicate"] += 1
             return []
         recent.append((channel, other[1]))
-        text = finish_text(role, raw, self.limits, self.counters)
-        return self._turn(role, text, entry_id, ts, start, end)
+        said = finish_said(role, raw, self.limits, self.counters)
+        return self._turn(role, *said, entry_id, ts, start, end) if said else []
 
     def _output(self, p: dict, ts: int, start: int, end: int) -> list[Turn]:
         body, exit_code = _output_body(p.get("output"))
@@ -216,13 +215,11 @@ class CodexParser:
         tool = self._names.get(str(p.get("call_id")))
         text = finish_text("tool", trace(tool, body, self.limits.max_tool_trace_chars), self.limits,
                            self.counters, trace=True)
-        return self._turn("tool", text, p.get("call_id"), ts, start, end)
+        return self._turn("tool", text, "tool", p.get("call_id"), ts, start, end)
 
-    def _turn(self, role: str, text: str | None, entry_id: object, ts: int, start: int, end: int) -> list[Turn]:
-        if text is None:
-            return []
+    def _turn(self, role: str, text: str, author: str, entry_id: object, ts: int, start: int, end: int) -> list[Turn]:
         return [Turn(agent_id=self.agent_id, session_id=self.session_id, file=self.file, start=start, end=end,
-                     entry_id=id_or_none(entry_id), ts=ts, role=role, text=text, author=DEFAULT_AUTHOR[role])]
+                     entry_id=id_or_none(entry_id), ts=ts, role=role, text=text, author=author)]
 
 
 def _message_text(content: object) -> str:

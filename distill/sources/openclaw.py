@@ -15,8 +15,7 @@ from collections import Counter
 import orjson
 
 from .base import (
-    DEFAULT_AUTHOR,
-    Turn, TurnLimits, decode_line, drop_blobs, finish_text, id_or_none, iso_to_ms, session_id_or_none, str_or_none,
+    Turn, TurnLimits, decode_line, drop_blobs, finish_said, finish_text, id_or_none, iso_to_ms, session_id_or_none, str_or_none,
 )
 from .toolfail import (
     PLAIN_FIRST_LINE, WINDOW_BYTES, bytes_window_may_fail, error_line, plain_first_line_may_fail, plain_line_may_fail,
@@ -187,8 +186,8 @@ class OpenClawParser:
             return []
         role = msg.get("role")
         if role in ("user", "assistant"):
-            text = finish_text(role, _content_text(msg.get("content")), self.limits, self.counters)
-            return self._turn(obj, msg, role, text, start, end)
+            said = finish_said(role, _content_text(msg.get("content")), self.limits, self.counters)
+            return self._turn(obj, msg, role, *said, start, end) if said else []
         if role == "toolResult":
             return self._tool_result(obj, msg, start, end)
         if role == "bashExecution":
@@ -227,14 +226,12 @@ class OpenClawParser:
         self.counters["tool_failure"] += 1
         text = finish_text("tool", trace(tool, output, self.limits.max_tool_trace_chars), self.limits,
                            self.counters, trace=True)
-        return self._turn(obj, msg, "tool", text, start, end)
+        return self._turn(obj, msg, "tool", text, "tool", start, end)
 
-    def _turn(self, obj: dict, msg: dict, role: str, text: str | None, start: int, end: int) -> list[Turn]:
-        if text is None:
-            return []
+    def _turn(self, obj: dict, msg: dict, role: str, text: str, author: str, start: int, end: int) -> list[Turn]:
         ts = iso_to_ms(obj.get("timestamp")) or iso_to_ms(msg.get("timestamp"))
         return [Turn(agent_id=self.agent_id, session_id=self.session_id, file=self.file, start=start, end=end,
-                     entry_id=id_or_none(obj.get("id")), ts=ts, role=role, text=text, author=DEFAULT_AUTHOR[role])]
+                     entry_id=id_or_none(obj.get("id")), ts=ts, role=role, text=text, author=author)]
 
 
 def _content_text(content: object) -> str:

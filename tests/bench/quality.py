@@ -7,9 +7,13 @@ raw transcript, and the end-to-end time of ``distill run --distill`` on ``state.
 ``--provider gemini`` needs GEMINI_API_KEY (or GOOGLE_API_KEY); ``--provider openai`` needs
 ``--base-url`` and ``--model`` (and DISTILL_LLM_API_KEY if the server wants one).
 
-Labelled set: ``tests/data/quality/*.json``, each a short transcript (``turns``) and the
-memories a careful person would keep (``expected``: kind, entities, English gist); an empty
-list means "nothing worth keeping". Matching rule (one-to-one, greedy by similarity): a
+Labelled set: ``tests/data/quality/`` (its README has the format), each a short transcript
+and the memories a careful person would keep (``expected``: kind, entities, English gist); an
+empty list means "nothing worth keeping". Transcripts with a ``format`` are written to disk
+in that format and read by the real tails (``distill run``), envelopes and all. Figures are
+reported per split: ``heldout`` (written before the extractor was tuned on it: the figure to
+quote) and ``tune``. ``leaks`` counts memories holding a string the item lists under
+``never`` (an envelope, an id, text nobody typed). Matching rule (one-to-one, greedy by similarity): a
 produced memory matches an expected one when (1) at least one of the expected entities
 occurs in the produced memory (text or keywords line, case-insensitive) and (2) the cosine
 of the two texts (keywords line removed) under the bundled multilingual-e5-small embedder,
@@ -41,17 +45,21 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "bench")]
 
 from distill.batch import Batch, BatchAgent, BatchMessage, FileRange, create_batch, load_batch  # noqa: E402
+from quality_set import load_items, write_item  # noqa: E402
 from distill.config import load_settings  # noqa: E402
 from distill.distiller.chunking import chunk_batch, estimate_tokens  # noqa: E402
 from distill.distiller.prompts import SYSTEM, map_prompt  # noqa: E402
 from distill.pipeline import distill_batch  # noqa: E402
 
-QUALITY_DIR = ROOT / "tests" / "data" / "quality"
 DISTILL = [sys.executable, "-m", "distill"]
 
 
-def load_set() -> list[dict]:
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(QUALITY_DIR.glob("*.json"))]
+def read_through_tails(item: dict, tmp: Path) -> Batch | None:
+    """``item`` as a transcript on disk, cut into a batch by the real tails (None: nothing read)."""
+    root = tmp / item["id"]
+    over = write_item(root, item)
+    made = create_batch(load_settings(state_dir=root / "state", db=root / "db", **over))
+    return load_batch(Path(made.batchFile)) if made.action == "created" else None
 
 
 def to_batch(item: dict) -> Batch:
@@ -108,31 +116,39 @@ def quality(args: argparse.Namespace) -> dict:
     settings = load_settings(**over)
     provider = get_provider(settings)
     budget = TokenBudget(settings) if args.provider != "rules" else None
-    totals = Counter()
+    totals: dict[str, Counter] = {}
     by_lang: dict[str, Counter] = {}
+    leaks: list[str] = []
     counters = Counter()
     started = time.monotonic()
     runs = []
     try:
-        for item in load_set():
-            res = distill_batch(settings, to_batch(item), provider=provider, budget=budget)
+        for item in load_items():
+            batch = read_through_tails(item, tmp) if item.get("format") else to_batch(item)
+            if batch is None:
+                runs.append((item, [], None))
+                continue
+            res = distill_batch(settings, batch, provider=provider, budget=budget)
             counters.update(res.counters)
             runs.append((item, [m.text for m in res.memories], res))
         vec = embed_all([body(t) for _, produced, _ in runs for t in produced]
                         + [e["text"] for item, _, _ in runs for e in item["expected"]])
         for item, produced, res in runs:
             pairs = match(produced, item["expected"], args.threshold, vec)
+            leaked = [t for t in produced if any(n.casefold() in t.casefold() for n in item["never"])]
+            leaks += [f"{item['id']}: {body(t)[:120]}" for t in leaked]
             c = Counter(produced=len(produced), expected=len(item["expected"]), matched=len(pairs),
-                        tokens=res.tokens, calls=res.calls)
-            totals.update(c)
-            by_lang.setdefault(item["lang"], Counter()).update(c)
-            if args.verbose:
+                        leaks=len(leaked), tokens=res.tokens if res else 0, calls=res.calls if res else 0)
+            totals.setdefault(item["split"], Counter()).update(c)
+            totals.setdefault("all", Counter()).update(c)
+            by_lang.setdefault(f"{item['split']}:{item['lang']}", Counter()).update(c)
+            if args.verbose and args.show in ("all", item["split"]):
                 hit_p = {i for i, _, _ in pairs}
                 hit_e = {j for _, j, _ in pairs}
                 print(f"-- {item['id']}: {len(pairs)}/{len(item['expected'])} expected found, "
                       f"{len(produced) - len(pairs)} extra")
                 for i, t in enumerate(produced):
-                    print(f"   {'OK ' if i in hit_p else 'FP '} {body(t)[:150]}")
+                    print(f"   {'OK ' if i in hit_p else 'FP '} {t[:400]}")
                 for j, e in enumerate(item["expected"]):
                     if j not in hit_e:
                         print(f"   FN  {e['text'][:150]}")
@@ -143,11 +159,12 @@ def quality(args: argparse.Namespace) -> dict:
     def pr(c: Counter) -> dict:
         return {"precision": round(c["matched"] / c["produced"], 3) if c["produced"] else 1.0,
                 "recall": round(c["matched"] / c["expected"], 3) if c["expected"] else 1.0,
-                **{k: c[k] for k in ("produced", "expected", "matched")}}
+                **{k: c[k] for k in ("produced", "expected", "matched", "leaks")}}
 
-    return {"provider": args.provider, "transcripts": len(load_set()), "threshold": args.threshold,
-            **pr(totals), "by_language": {k: pr(v) for k, v in sorted(by_lang.items())},
-            "llm_calls": totals["calls"], "tokens": totals["tokens"],
+    return {"provider": args.provider, "transcripts": len(runs), "threshold": args.threshold,
+            **{split: pr(c) for split, c in sorted(totals.items())},
+            "by_language": {k: pr(v) for k, v in sorted(by_lang.items())}, "leaked": leaks,
+            "llm_calls": totals["all"]["calls"], "tokens": totals["all"]["tokens"],
             "seconds": round(time.monotonic() - started, 2),
             "drop_reasons": {k: v for k, v in counters.items() if k.startswith(("dropped", "entity", "evidence"))}}
 
@@ -233,7 +250,9 @@ def main() -> None:
     ap.add_argument("--corpus-mb", type=float, default=8.0)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--skip-cost", action="store_true", help="only precision / recall")
-    ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--verbose", action="store_true", help="print every memory and every miss")
+    ap.add_argument("--show", choices=["tune", "heldout", "heldout2", "all"], default="tune",
+                    help="which half --verbose prints (default: tune; look at heldout only to report)")
     args = ap.parse_args()
 
     report = {"quality": quality(args)}
