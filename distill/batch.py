@@ -392,6 +392,9 @@ class _Reader:
         out = self.messages.setdefault(agent, [])
         path = entry["path"]
         out += [_message(key, path, t, mtime_ms) for t in turns]
+        bad = sum(1 for t in turns if t.ts and not 0 < t.ts <= MAX_TS_MS)
+        if bad:
+            self.counters["bad_timestamp"] += bad
 
     def _parse(self, path: str, could_yield_at: Callable, feed: Callable, reader: TailReader,
                room: int) -> tuple[list, tuple[int, int] | None]:
@@ -446,10 +449,15 @@ def _message(key: str, path: str, t, mtime_ms: int) -> dict:
     """A ``BatchMessage`` as the plain dict it is written as, in its field order. Not a model:
     the turn is validated already, the batch file is validated when it is loaded, and building
     a model per turn was a tenth of a run."""
-    return {"id": f"{key}:{t.start}", "ts": t.ts or mtime_ms, "role": t.role, "text": t.text,
+    ts = t.ts if 0 < t.ts <= MAX_TS_MS else mtime_ms  # 0, or outside int64 / year 1970-9999: unknown
+    return {"id": f"{key}:{t.start}", "ts": ts, "role": t.role, "text": t.text,
             "sessionId": t.session_id, "file": path, "start": t.start, "end": t.end, "entryId": t.entry_id,
             "author": t.author}
 
+
+# the last millisecond of year 9999: a later or negative timestamp is bad input, and beyond
+# int64 it could not even be written to the batch file
+MAX_TS_MS = 253_402_300_799_999
 
 # how many pre-tested lines are held before they are decoded (memory stays flat: a few MiB)
 _HELD_BYTES = 4 << 20
