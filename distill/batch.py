@@ -252,8 +252,8 @@ class _Reader:
 
         archive = None if entry.get("archived") else archive_of(path, key)
         if archive is None:
-            if not os.path.isdir(os.path.dirname(path)):
-                self.counters["folder_missing"] += 1  # an unmounted root is not a deletion: keep it
+            if not _listable(os.path.dirname(path)):
+                self.counters["folder_missing"] += 1  # an unmounted or unreadable root is not a deletion: keep it
                 return
             self._forget(key, "deleted")
             return
@@ -464,6 +464,14 @@ _HELD_BYTES = 4 << 20
 _HELD_LINES = 512
 
 
+def _listable(folder: str) -> bool:
+    try:
+        with os.scandir(folder):
+            return True
+    except OSError:
+        return False
+
+
 def _stat(path: str) -> os.stat_result | None:
     try:
         return os.stat(path)
@@ -496,7 +504,7 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
         reader.dirty |= bool(reader.released) or reader.counters["commit_finished"] > 0
         only_keys, only_paths = _only(only_files)
         found: set[str] = set()
-        for sf in _walk(settings, only_files, reader.counters):
+        for sf in _walk(settings, only_files, reader.counters, reader.errors):
             key = sf.key
             if only_keys is not None and key not in only_keys:
                 continue
@@ -515,7 +523,7 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
     return result
 
 
-def _walk(settings: Settings, only_files: set[Path] | None, counters: Counter) -> Iterator:
+def _walk(settings: Settings, only_files: set[Path] | None, counters: Counter, errors: list[str]) -> Iterator:
     """Just the named files when each one is plainly under a root; otherwise the whole walk."""
     from .discover import classify, discover
 
@@ -523,7 +531,7 @@ def _walk(settings: Settings, only_files: set[Path] | None, counters: Counter) -
         picked = [classify(settings, p) for p in only_files if os.path.exists(p)]
         if all(picked):
             return iter(sorted(picked, key=lambda sf: sf.path))
-    return discover(settings, counters)
+    return discover(settings, counters, errors)
 
 
 def _only(only_files: set[Path] | None) -> tuple[set[str] | None, set[str] | None]:
