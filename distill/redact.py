@@ -613,9 +613,9 @@ def _more_spans(text: str, lower: str, chars: frozenset, counts: Counter) -> lis
 
 # --- detect-secrets' plugins --------------------------------------------------------------
 # Yelp's maintained rule set, run after ours for what ours does not know. Each plugin runs
-# only on text holding one of its literal hints; the package loads on the first such text.
-# Left out: PrivateKey (it flags only the BEGIN line; ours takes the whole block), Keyword
-# and the high-entropy plugins (they flag every git hash), IPPublic (an address is not a secret).
+# only on text holding one of its literal hints. Left out: PrivateKey (it flags only the BEGIN
+# line; ours takes the whole block), JWT (ours checks the same shape), Keyword and the
+# high-entropy plugins (they flag every git hash), IPPublic (an address is not a secret).
 _DS_HINTS: dict[str, tuple[str, ...]] = {
     "artifactory.ArtifactoryDetector": ("AKC", "AP"),
     "aws.AWSKeyDetector": ("AKIA", "ASIA", "ABIA", "ACCA", "A3T", "aws", "AWS", "Aws"),
@@ -627,7 +627,6 @@ _DS_HINTS: dict[str, tuple[str, ...]] = {
     "gitlab_token.GitLabTokenDetector": ("gl", "GR1348941"),
     "ibm_cloud_iam.IbmCloudIamDetector": ("ibm", "IBM", "cloud_iam", "CLOUD_IAM"),
     "ibm_cos_hmac.IbmCosHmacDetector": ("cos", "COS"),
-    "jwt.JwtTokenDetector": ("eyJ",),
     "mailchimp.MailchimpDetector": ("-us",),
     "npm.NpmDetector": ("_authToken",),
     "openai.OpenAIDetector": ("T3BlbkFJ",),
@@ -640,22 +639,67 @@ _DS_HINTS: dict[str, tuple[str, ...]] = {
     "telegram_token.TelegramBotTokenDetector": (":",),
     "twilio.TwilioKeyDetector": ("AC", "SK"),
 }
-_ds_plugins: list[tuple[tuple[str, ...], str, object, str]] | None = None
+DsRule = tuple[str, str, list[re.Pattern]]  # plugin name, kind, its patterns
+_ds_rules: list[DsRule] | None = None
 
 
-def _detect_secrets_plugins() -> list[tuple[tuple[str, ...], str, object, str]]:
-    global _ds_plugins
-    if _ds_plugins is None:
-        import importlib
+def detect_secrets_rules() -> list[DsRule]:
+    """The plugins' patterns. Importing detect-secrets costs 0.2-0.8 s (it loads requests and
+    its whole scanner), too much for every ``distill run``; so the patterns it holds are
+    kept in ``~/.cache/distill/detect-secrets-<version>.json`` (``$XDG_CACHE_HOME``) and read
+    from there until the installed version changes."""
+    global _ds_rules
+    if _ds_rules is None:
+        data = _ds_cached()
+        _ds_rules = [(name, data[name]["kind"], [re.compile(p, f) for p, f in data[name]["patterns"]])
+                     for name in _DS_HINTS]
+    return _ds_rules
 
-        plugins = []
-        for name, hints in _DS_HINTS.items():
-            module, cls = name.rsplit(".", 1)
-            plugin = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), cls)()
-            kind = re.sub(r"[^a-z0-9]+", "_", plugin.secret_type.lower()).strip("_")
-            plugins.append((hints, kind, plugin, name))
-        _ds_plugins = plugins
-    return _ds_plugins
+
+def _ds_cached() -> dict:
+    import importlib.util
+    import os
+    from pathlib import Path
+
+    import orjson
+
+    spec = importlib.util.find_spec("detect_secrets")  # finds the package without running it
+    if spec is None or not spec.origin:
+        raise ImportError("detect-secrets is not installed: pip install 'detect-secrets>=1.5'")
+    version = re.search(r"[0-9][0-9A-Za-z.+-]*", Path(spec.origin).with_name("__version__.py").read_text())
+    cache = (Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "distill"
+             / f"detect-secrets-{version[0] if version else 'unknown'}.json")
+    try:
+        data = orjson.loads(cache.read_bytes())
+        if set(data) >= set(_DS_HINTS):
+            return data
+    except (OSError, ValueError):
+        pass
+    data = _ds_export()
+    try:
+        from .atomic import write_bytes
+
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes(cache, orjson.dumps(data), durable=False)
+    except OSError:
+        pass  # no cache: the next process imports the package again
+    return data
+
+
+def _ds_export() -> dict:
+    import importlib
+
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    out = {}
+    for name in _DS_HINTS:
+        module, cls = name.rsplit(".", 1)
+        plugin = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), cls)
+        if plugin.analyze_string is not RegexBasedDetector.analyze_string:
+            raise RuntimeError(f"detect-secrets {name} is no longer a plain regex plugin; update distill/redact.py")
+        kind = re.sub(r"[^a-z0-9]+", "_", plugin.secret_type.lower()).strip("_")
+        out[name] = {"kind": kind, "patterns": [[r.pattern, r.flags] for r in plugin.denylist]}
+    return out
 
 
 # (hint, the characters it needs, plugin name): as _HINTS above
@@ -670,13 +714,23 @@ def _detect_secrets(text: str, chars: frozenset, short: bool, counts: Counter) -
     names = {name for h, need, name in _DS_NEEDS if need <= chars and h in text}
     if not names:
         return text
-    for hints, kind, plugin, name in _detect_secrets_plugins():
+    for name, kind, patterns in detect_secrets_rules():
         if name not in names:
             continue
-        for value in set(plugin.analyze_string(text)):
+        for value in set(_ds_values(patterns, text)):
             if len(value) < 8 or _R in value or value not in text:
                 continue
             counts[kind] += text.count(value)
             text = text.replace(value, _mark(kind))
     return text
 
+
+def _ds_values(patterns: list[re.Pattern], text: str):
+    """What detect-secrets' ``RegexBasedDetector.analyze_string`` yields: each match, or each
+    non-empty group of it."""
+    for pattern in patterns:
+        for m in pattern.findall(text):
+            if isinstance(m, tuple):
+                yield from filter(None, m)
+            else:
+                yield m

@@ -133,7 +133,7 @@ def test_no_secret_reaches_a_batch_an_llm_request_or_the_store(tmp_path, monkeyp
     with FakeOpenAI([], default=("json", _echoing_answer())) as fake:
         env = {"DISTILL_LLM": "openai", "DISTILL_LLM_BASE_URL": fake.base_url, "DISTILL_LLM_MODEL": "m",
                "DISTILL_LLM_API_KEY": "k", "DISTILL_DB": str(tmp_path / "db"),
-               "DISTILL_MAX_MESSAGES_PER_AGENT": "100000"}
+               "DISTILL_MAX_MESSAGES_PER_AGENT": "100000", "XDG_CACHE_HOME": str(tmp_path / "cache")}
         p = cli(tmp_path / "state", "--agents-dir", str(tmp_path / "agents"), "run", "--distill", "--json",
                 env=env, timeout=300)
         requests = list(fake.requests)
@@ -158,3 +158,28 @@ def test_no_secret_reaches_a_batch_an_llm_request_or_the_store(tmp_path, monkeyp
     # and the secrets were there to leak: what was read and sent holds their redaction marks
     assert batch_text.count("[REDACTED:") >= 100, out
     assert request_text.count("[REDACTED:") >= 100
+
+
+def test_detect_secrets_patterns_are_cached_so_later_runs_do_not_import_it(tmp_path):
+    """Importing detect-secrets costs 0.2-0.8 s a process; after the first, its patterns come
+    from the cache, give the same redaction, and a broken cache is rebuilt."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; from distill.redact import redact; "
+             "print(redact('mailchimp ' + '0123456789abcdef' * 2 + '-us6 and ' + 'S' + 'K' + 'ab12' * 8)[0]); "
+             "print('detect_secrets' in sys.modules)")
+    env = {"XDG_CACHE_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+
+    def run() -> list[str]:
+        return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                              env=env, cwd=Path(__file__).resolve().parents[1]).stdout.split("\n")
+
+    first, second = run(), run()
+    assert first[0] == second[0] == "mailchimp [REDACTED:mailchimp_access_key] and [REDACTED:twilio_api_key]"
+    assert first[1] == "True" and second[1] == "False"
+    (cache,) = (tmp_path / "distill").glob("detect-secrets-*.json")
+    cache.write_text("{not json")
+    third = run()
+    assert third[0] == first[0] and third[1] == "True"
+    assert json.loads(cache.read_text())  # rewritten
