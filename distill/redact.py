@@ -155,6 +155,59 @@ Span = tuple[int, int, str | None]  # replace text[start:end] with this; None: l
 
 def redact(text: str) -> tuple[str, Counter]:
     """Replace every secret in ``text`` with ``[REDACTED:<kind>]``; count them by kind."""
+    clean, counts, _ = redact_values(text)
+    return clean, counts
+
+
+def redact_values(text: str) -> tuple[str, Counter, dict[str, str]]:
+    """:func:`redact`, and what it removed (value → kind). A value found once, where its
+    context gave it away ("the password is X"), is removed wherever else it recurs — in this
+    text here, and by :func:`forget_values` in the rest of the same record (a memory's
+    keywords)."""
+    clean, counts = _redact(text)
+    if not counts:
+        return clean, counts, {}
+    values = removed_values(text, clean)
+    return forget_values(clean, values, counts), counts, values
+
+
+def forget_values(text: str, values: dict[str, str], counts: Counter) -> str:
+    for value, kind in sorted(values.items(), key=lambda kv: -len(kv[0])):
+        if value in text:
+            counts[kind] += text.count(value)
+            text = text.replace(value, _mark(kind))
+    return text
+
+
+_MARK_RE = re.compile(r"\[REDACTED:([A-Za-z0-9_]+)\]")
+
+
+def removed_values(original: str, clean: str) -> dict[str, str]:
+    """The pieces of ``original`` that became markers in ``clean`` (value → kind), found by
+    walking the text between markers; only values that could not be ordinary words."""
+    parts = _MARK_RE.split(clean)  # [text, kind, text, kind, …, text]
+    if not original.startswith(parts[0]):
+        return {}
+    out: dict[str, str] = {}
+    pos, last = len(parts[0]), len(parts) - 1
+    for i in range(1, len(parts), 2):
+        kind, lit = parts[i], parts[i + 1]
+        if i + 1 == last:
+            end = len(original) - len(lit)
+        elif lit:
+            end = original.find(lit, pos + 1)
+        else:
+            continue  # two markers side by side: their value ends at the next text
+        if end < pos:
+            return out
+        value = original[pos:end]
+        if len(value) >= 6 and _R not in value and not value.isalpha() and not value.isspace():
+            out[value] = kind
+        pos = end + len(lit)
+    return out
+
+
+def _redact(text: str) -> tuple[str, Counter]:
     counts: Counter = Counter()
     if not text:
         return text, counts
