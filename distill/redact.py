@@ -640,6 +640,10 @@ _HEROKU = re.compile(r"(?i)heroku[\w .-]{0,30}?[:= \"'\t]{1,5}"
                      r"(?P<value>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![0-9a-f-])")
 
 
+# a Telegram envelope's sender id: "[Telegram Li Wei id:123456789 …]"
+_TELEGRAM_ID = re.compile(r"(?i)telegram\b[^\]\n]{0,80}?\bid:\s*(?P<value>\d{5,15})\b")
+
+
 def _more_spans(text: str, lower: str, chars: frozenset, counts: Counter) -> list[Span]:
     """Personal data and phrase-shaped secrets."""
     spans: list[Span] = []
@@ -657,6 +661,10 @@ def _more_spans(text: str, lower: str, chars: frozenset, counts: Counter) -> lis
         spans += _command_passwords(text, lower, counts)
     if "=" in text or "://" in text:
         spans += _url_tokens(text, counts)
+    if "telegram" in lower:
+        for m in _TELEGRAM_ID.finditer(text):
+            counts["chat_id"] += 1
+            spans.append((m.start("value"), m.end("value"), _mark("chat_id")))
     if "heroku" in lower:
         for m in _HEROKU.finditer(text):
             counts["heroku_key"] += 1

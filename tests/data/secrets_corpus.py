@@ -138,6 +138,8 @@ def _recipes(g: _G) -> list[tuple[str, Callable[[], tuple[str, str]]]]:
         ("presigned_sig", lambda: say(g.s(64, HEX), "https://bucket.s3.amazonaws.com/k?X-Amz-Expires=300&X-Amz-Signature={s}")),
         ("feishu_user", lambda: say("ou" + f"_{g.s(32, HEX)}", "Feishu[main] DM from {s}: hello")),
         ("feishu_group", lambda: say("oc" + f"_{g.s(32, HEX)}", "group {s} asked for the report")),
+        ("telegram_user", lambda: say(g.pick("1", "5", "7") + g.s(9, DIG),
+                                      "[Telegram Li Wei id:{s} +2m 2026-11-20 09:00 UTC] the backup failed again")),
     ]
 
 
