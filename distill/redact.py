@@ -506,12 +506,15 @@ _PASSWORD_PHRASE = re.compile(
 _ZH_PASSWORD = re.compile(r"(?:密码|密碼|口令)(?:都|也|还|仍)?(?:是|为|為|：|:|=|改成|改为|设为|設為)\s*"
                           r"(?:[\"'“‘「`](?P<q>[^\"'”’」`\n]{4,64})[\"'”’」`]|(?P<bare>[!-~]{4,64}))")
 # words that follow "password is" in prose about a password, not the password itself
-_NOT_A_PASSWORD = frozenset(
-    "wrong correct incorrect invalid valid required optional expired empty missing set unset stored saved hashed "
-    "encrypted changed reset needed weak strong long short too the a an not now still being in on at from of for "
-    "and or same different ok fine good bad accepted rejected ignored mandatory enabled disabled visible hidden "
-    "never always only also here there below above this that what your my his her their our its null none".split()
-)
+_NOT_A_PASSWORD = frozenset((
+    "wrong", "correct", "incorrect", "invalid", "valid", "required", "optional", "expired", "empty", "missing",
+    "set", "unset", "stored", "saved", "hashed", "encrypted", "changed", "reset", "needed", "weak", "strong",
+    "long", "short", "too", "the", "a", "an", "not", "now", "still", "being", "in", "on", "at", "from", "of",
+    "for", "and", "or", "same", "different", "ok", "fine", "good", "bad", "accepted", "rejected", "ignored",
+    "mandatory", "enabled", "disabled", "visible", "hidden", "never", "always", "only", "also", "here",
+    "there", "below", "above", "this", "that", "what", "your", "my", "his", "her", "their", "our", "its",
+    "null", "none",
+))
 _TRAIL = ".,;:!?)]}"
 
 

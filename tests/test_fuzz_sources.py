@@ -7,13 +7,20 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import orjson
 
 from distill.sources import get_format
-from tests.sources_lines import (FIRST_LINES, cc_assistant, cc_user, cx_event, cx_item, cx_output, oc_msg,
-                                 oc_tool_result)
+from tests.sources_lines import (
+    FIRST_LINES,
+    cc_assistant,
+    cc_user,
+    cx_event,
+    cx_item,
+    cx_output,
+    oc_msg,
+    oc_tool_result,
+)
 from tests.tail_helpers import cli
 
 LINES_PER_FORMAT = 800

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from tail_helpers import cli, fact, header, msg, session, settings_for
 
 

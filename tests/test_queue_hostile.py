@@ -8,15 +8,18 @@ import os
 import subprocess
 import sys
 
-from tests.test_worker_process import queue_dir, world, write_session  # noqa: F401 - fixture
-from distill.enqueue import enqueue
 from distill.config import load_settings
+from distill.enqueue import enqueue
 from distill.hookconfig import HookConfig
+from tests import test_worker_process as twp
+from tests.test_worker_process import queue_dir, write_session
+
+world = twp.world  # the worker tests' fixture: DISTILL_* settings in a fresh tmp tree
 
 
-def _once(timeout: float = 60) -> subprocess.CompletedProcess:
+def _once(timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "worker", "--once"], capture_output=True, text=True,
-                          timeout=timeout, env=dict(os.environ))
+                          timeout=timeout, env=dict(os.environ), check=False)
 
 
 def _valid_task(root) -> None:
@@ -33,7 +36,7 @@ def test_fifo_named_json_does_not_block_the_worker(world):
     inbox.mkdir(parents=True)
     os.mkfifo(inbox / "0000000000001-fifo.json")
     _valid_task(world)
-    p = _once(timeout=30)  # before the fix: open() of the FIFO waited for a writer, for ever
+    p = _once()  # before the fix: open() of the FIFO waited for a writer, for ever
     assert p.returncode == 0, p.stderr
     assert list(inbox.iterdir()) == []
     rec = _failed(world)["0000000000001-fifo.json"]

@@ -14,8 +14,15 @@ import pytest
 from distill.redact import redact
 from tests.data.secrets_corpus import corpus, leaked, ordinary
 from tests.fakes import FakeOpenAI
-from tests.sources_lines import (FIRST_LINES, cc_assistant, cc_user, cx_item, cx_output, jl, oc_msg,
-                                 oc_tool_result)
+from tests.sources_lines import (
+    FIRST_LINES,
+    cc_assistant,
+    cc_user,
+    cx_item,
+    cx_output,
+    oc_msg,
+    oc_tool_result,
+)
 from tests.tail_helpers import cli
 
 SECRETS = corpus()
@@ -48,7 +55,7 @@ def _lines(fmt: str, place: str, i: int, text: str) -> list[bytes]:
                                       "content": "Error: " + text, "is_error": True}])],
             "tool_args": [cc_assistant(f"msg_{i}", [tool])],
         }[place]
-    call = dict(name="shell", call_id=f"call_{i}")
+    call = {"name": "shell", "call_id": f"call_{i}"}
     return {
         "user": [cx_item("message", role="user", content=[{"type": "input_text", "text": text}])],
         "assistant": [cx_item("message", role="assistant", content=[{"type": "output_text", "text": text}])],
