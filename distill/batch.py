@@ -252,8 +252,8 @@ class _Reader:
 
         archive = None if entry.get("archived") else archive_of(path, key)
         if archive is None:
-            if not os.path.isdir(os.path.dirname(path)):
-                self.counters["folder_missing"] += 1  # an unmounted root is not a deletion: keep it
+            if not _listable(os.path.dirname(path)):
+                self.counters["folder_missing"] += 1  # an unmounted or unreadable root is not a deletion: keep it
                 return
             self._forget(key, "deleted")
             return
@@ -392,6 +392,9 @@ class _Reader:
         out = self.messages.setdefault(agent, [])
         path = entry["path"]
         out += [_message(key, path, t, mtime_ms) for t in turns]
+        bad = sum(1 for t in turns if t.ts and not 0 < t.ts <= MAX_TS_MS)
+        if bad:
+            self.counters["bad_timestamp"] += bad
 
     def _parse(self, path: str, could_yield_at: Callable, feed: Callable, reader: TailReader,
                room: int) -> tuple[list, tuple[int, int] | None]:
@@ -446,14 +449,27 @@ def _message(key: str, path: str, t, mtime_ms: int) -> dict:
     """A ``BatchMessage`` as the plain dict it is written as, in its field order. Not a model:
     the turn is validated already, the batch file is validated when it is loaded, and building
     a model per turn was a tenth of a run."""
-    return {"id": f"{key}:{t.start}", "ts": t.ts or mtime_ms, "role": t.role, "text": t.text,
+    ts = t.ts if 0 < t.ts <= MAX_TS_MS else mtime_ms  # 0, or outside int64 / year 1970-9999: unknown
+    return {"id": f"{key}:{t.start}", "ts": ts, "role": t.role, "text": t.text,
             "sessionId": t.session_id, "file": path, "start": t.start, "end": t.end, "entryId": t.entry_id,
             "author": t.author}
 
 
+# the last millisecond of year 9999: a later or negative timestamp is bad input, and beyond
+# int64 it could not even be written to the batch file
+MAX_TS_MS = 253_402_300_799_999
+
 # how many pre-tested lines are held before they are decoded (memory stays flat: a few MiB)
 _HELD_BYTES = 4 << 20
 _HELD_LINES = 512
+
+
+def _listable(folder: str) -> bool:
+    try:
+        with os.scandir(folder):
+            return True
+    except OSError:
+        return False
 
 
 def _stat(path: str) -> os.stat_result | None:
@@ -488,7 +504,7 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
         reader.dirty |= bool(reader.released) or reader.counters["commit_finished"] > 0
         only_keys, only_paths = _only(only_files)
         found: set[str] = set()
-        for sf in _walk(settings, only_files, reader.counters):
+        for sf in _walk(settings, only_files, reader.counters, reader.errors):
             key = sf.key
             if only_keys is not None and key not in only_keys:
                 continue
@@ -507,7 +523,7 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
     return result
 
 
-def _walk(settings: Settings, only_files: set[Path] | None, counters: Counter) -> Iterator:
+def _walk(settings: Settings, only_files: set[Path] | None, counters: Counter, errors: list[str]) -> Iterator:
     """Just the named files when each one is plainly under a root; otherwise the whole walk."""
     from .discover import classify, discover
 
@@ -515,7 +531,7 @@ def _walk(settings: Settings, only_files: set[Path] | None, counters: Counter) -
         picked = [classify(settings, p) for p in only_files if os.path.exists(p)]
         if all(picked):
             return iter(sorted(picked, key=lambda sf: sf.path))
-    return discover(settings, counters)
+    return discover(settings, counters, errors)
 
 
 def _only(only_files: set[Path] | None) -> tuple[set[str] | None, set[str] | None]:

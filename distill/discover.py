@@ -39,11 +39,16 @@ class SessionFile(NamedTuple):
         return f"{st.st_dev}:{st.st_ino}"
 
 
-def discover(settings: Settings, counters: Counter | None = None) -> Iterator[SessionFile]:
-    """Every readable transcript under the configured roots (duplicates by inode removed)."""
+def discover(settings: Settings, counters: Counter | None = None,
+             errors: list[str] | None = None) -> Iterator[SessionFile]:
+    """Every readable transcript under the configured roots (duplicates by inode removed).
+
+    A folder that cannot be listed (no permission, a symlink loop) is counted
+    (``folder_unreadable``) and named in ``errors``; every other folder is still read."""
     counters = counters if counters is not None else Counter()
+    errors = errors if errors is not None else []
     seen: set[tuple[int, int]] = set()
-    for sf in _all(settings, counters):
+    for sf in _all(settings, counters, errors):
         ident = (sf.st.st_dev, sf.st.st_ino)
         if ident in seen:
             continue  # the same file reached twice (a symlink, overlapping roots)
@@ -51,22 +56,30 @@ def discover(settings: Settings, counters: Counter | None = None) -> Iterator[Se
         yield sf
 
 
-def _all(settings: Settings, counters: Counter) -> Iterator[SessionFile]:
-    yield from openclaw_files(settings, counters)
+def _all(settings: Settings, counters: Counter, errors: list[str]) -> Iterator[SessionFile]:
+    yield from openclaw_files(settings, counters, errors)
     for root in settings.sources:
         if not settings.agent_is_read(root.agent_id):
             continue
-        yield from source_files(root.path, root.glob, root.agent_id, root.format, counters)
+        yield from source_files(root.path, root.glob, root.agent_id, root.format, counters, errors)
 
 
-def openclaw_files(settings: Settings, counters: Counter) -> Iterator[SessionFile]:
+def _unreadable(folder: str | Path, exc: OSError, counters: Counter, errors: list[str]) -> None:
+    counters["folder_unreadable"] += 1
+    errors.append(f"{folder} cannot be listed ({exc.strerror or exc}): its transcripts were skipped this run; "
+                  "fix its permissions (or the symlink) and they are read on the next run")
+
+
+def openclaw_files(settings: Settings, counters: Counter, errors: list[str] | None = None) -> Iterator[SessionFile]:
+    errors = errors if errors is not None else []
+    top = os.path.abspath(settings.agents_dir)
     try:
-        agents = list(os.scandir(os.path.abspath(settings.agents_dir)))
-    except FileNotFoundError:
+        agents = list(os.scandir(top))
+    except (FileNotFoundError, NotADirectoryError):
         counters["root_missing"] += 1
         return
-    except NotADirectoryError:
-        counters["root_missing"] += 1
+    except OSError as exc:
+        _unreadable(top, exc, counters, errors)
         return
     for agent_dir in sorted(agents, key=lambda e: e.name):
         agent = agent_dir.name
@@ -76,6 +89,9 @@ def openclaw_files(settings: Settings, counters: Counter) -> Iterator[SessionFil
         try:
             names = sorted(os.listdir(folder))
         except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            _unreadable(folder, exc, counters, errors)
             continue
         for name in names:
             if ".jsonl." in name and _is_archive(name):
@@ -89,12 +105,18 @@ def openclaw_files(settings: Settings, counters: Counter) -> Iterator[SessionFil
                 yield SessionFile(path, agent, OPENCLAW_FORMAT, st)
 
 
-def source_files(root: Path, pattern: str, agent: str, fmt: str, counters: Counter) -> Iterator[SessionFile]:
+def source_files(root: Path, pattern: str, agent: str, fmt: str, counters: Counter,
+                 errors: list[str] | None = None) -> Iterator[SessionFile]:
     root = root.absolute()
     if not root.is_dir():
         counters["root_missing"] += 1
         return
-    for p in sorted(root.glob(pattern)):
+    try:
+        paths = sorted(root.glob(pattern))
+    except OSError as exc:
+        _unreadable(root, exc, counters, errors if errors is not None else [])
+        return
+    for p in paths:
         if (".jsonl." in p.name or p.name.endswith(".lock")) and _is_archive(p.name):
             continue
         st = _regular_stat(str(p))

@@ -14,6 +14,7 @@ writer, :func:`distill.enqueue.new_task`, produces exactly this model's fields.
 from __future__ import annotations
 
 import os
+import stat
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -52,6 +53,7 @@ class Entry(BaseModel):
     path: Path
     task: Task | None = None
     problem: str | None = None  # why the file is not a valid task
+    irregular: bool = False  # not a regular file (FIFO, directory, symlink, …): never opened
 
 
 def now_ms() -> int:
@@ -80,13 +82,27 @@ class Queue:
         return sorted(n for n in names if n.endswith(".json") and not n.startswith("."))
 
     def read(self, path: Path) -> Entry:
+        """Only a regular file is opened, and never through a symlink or in a way that can
+        block (a FIFO would wait for a writer for ever)."""
         try:
-            with open(path, "rb") as fh:
-                raw = fh.read(MAX_TASK_BYTES + 1)
+            kind = _not_regular(os.lstat(path).st_mode)
+            if kind:
+                return Entry(path=path, problem=f"queue entry is {kind}, not a regular task file", irregular=True)
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
         except FileNotFoundError:
             return Entry(path=path, problem="gone")
         except OSError as exc:
             return Entry(path=path, problem=f"cannot read task file: {exc.strerror or exc}")
+        try:
+            kind = _not_regular(os.fstat(fd).st_mode)  # swapped for something else since the lstat
+            if kind:
+                return Entry(path=path, problem=f"queue entry is {kind}, not a regular task file", irregular=True)
+            with open(fd, "rb", closefd=False) as fh:
+                raw = fh.read(MAX_TASK_BYTES + 1)
+        except OSError as exc:
+            return Entry(path=path, problem=f"cannot read task file: {exc.strerror or exc}")
+        finally:
+            os.close(fd)
         if len(raw) > MAX_TASK_BYTES:
             return Entry(path=path, problem=f"task file is larger than {MAX_TASK_BYTES} bytes")
         try:
@@ -158,14 +174,29 @@ class Queue:
         self._sync("processing", "inbox")
         return dst
 
-    def reject(self, src: Path, reason: str) -> Path:
-        """A file that is not a valid task: keep what it said (capped) and why, in ``failed/``."""
-        try:
-            raw = src.read_bytes()[:RAW_KEPT].decode("utf-8", "replace")
-        except OSError:
-            raw = ""
+    def reject(self, src: Path, reason: str, *, irregular: bool = False) -> Path:
+        """A file that is not a valid task: keep what it said (capped) and why, in ``failed/``.
+
+        An ``irregular`` entry (see :meth:`read`) is never opened: it is renamed, as it is,
+        to ``failed/<name>.not-a-file`` (a name no queue listing picks up) and its record
+        holds only the reason."""
         dst = self.dirs["failed"] / (src.name if src.name.endswith(".json") else src.name + ".json")
-        write_json(dst, {"error": reason, "rejected_at_ms": now_ms(), "raw": raw})
+        record: dict[str, Any] = {"error": reason, "rejected_at_ms": now_ms(), "raw": ""}
+        if irregular:
+            aside = self.dirs["failed"] / f"{src.name}.{now_ms()}.not-a-file"
+            try:
+                os.rename(src, aside)
+                record["moved_to"] = str(aside)
+            except FileNotFoundError:
+                pass
+            write_json(dst, record)
+            self._sync(src.parent.name, "failed")
+            return dst
+        try:
+            record["raw"] = _read_regular(src)[:RAW_KEPT].decode("utf-8", "replace")
+        except OSError:
+            pass
+        write_json(dst, record)
         _unlink(src)
         self._sync(src.parent.name)
         return dst
@@ -185,10 +216,12 @@ class Queue:
         for name in self.names(folder):
             path = self.dirs[folder] / name
             try:
-                if path.stat().st_mtime < cutoff:
+                if path.lstat().st_mtime < cutoff:
                     path.unlink()
                     removed += 1
             except FileNotFoundError:
+                continue
+            except OSError:  # a directory someone put there: left alone, never a crash
                 continue
         if removed:
             self._sync(folder)
@@ -200,6 +233,29 @@ class Queue:
     def _sync(self, *folders: str) -> None:
         for folder in folders:
             fsync_dir(self.dirs[folder])
+
+
+def _not_regular(mode: int) -> str | None:
+    """What a non-regular file is, in words; None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _read_regular(path: Path) -> bytes:
+    """The head of a regular file, read without following a symlink or blocking on a FIFO."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    try:
+        if _not_regular(os.fstat(fd).st_mode):
+            return b""
+        return os.read(fd, RAW_KEPT * 4)
+    finally:
+        os.close(fd)
 
 
 def _unlink(path: Path) -> None:

@@ -1,4 +1,9 @@
-"""Secret redaction: the last thing every turn goes through before it is written anywhere.
+"""Secret and personal-data redaction: the last thing every turn goes through before it is
+written anywhere, and again before any LLM call and store write. Three layers, in order:
+our provider-token and assignment rules (below), personal data and phrase-shaped secrets
+(e-mail, phone numbers checked by ``phonenumbers``, "password is …" / "密码是…", ``mysql -p``,
+``curl -u``, URL tokens, base64 ``user:password``, chat ids), then Yelp's maintained
+``detect-secrets`` plugins for what ours miss. docs/formats.md lists every kind.
 
 Secrets are replaced by ``[REDACTED:<kind>]`` so a reader still sees that a key was there
 (which is often the point of a memory: "the key lived in .env") without the key itself.
@@ -55,19 +60,20 @@ _RULES: list[_Rule] = [
     _Rule("private_key", ("PRIVATE KEY",),
           r"-----BEGIN[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?" + _END_KEY + r"|[\s\S]*?(?=…\[clipped)|[\s\S]*\Z)"),
     _Rule("anthropic_key", ("sk-ant-",), r"sk-ant-[A-Za-z0-9_-]{16,}"),
-    _Rule("openai_key", ("sk-",), r"sk-(?:proj-|svcacct-|admin-|or-v1-|None-)?[A-Za-z0-9_-]{20,}", bounded=True),
+    _Rule("openai_key", ("sk-",), r"sk-(?:proj-|svcacct-|admin-|or-v1-|None-)?[A-Za-z0-9_-]{16,}", bounded=True),
     _Rule("google_key", ("AIza",), r"AIza[0-9A-Za-z_-]{30,}"),
     _Rule("google_key", ("ya29.",), r"ya29\.[0-9A-Za-z_-]{20,}"),
     _Rule("google_key", ("GOCSPX-",), r"GOCSPX-[0-9A-Za-z_-]{20,}"),
     _Rule("github_token", ("github_pat_",), r"github_pat_[A-Za-z0-9_]{22,}"),
     _Rule("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"gh[pousr]_[A-Za-z0-9]{30,}"),
     _Rule("gitlab_token", ("glpat-",), r"glpat-[A-Za-z0-9_-]{20,}"),
-    _Rule("slack_token", ("xox",), r"xox[abposr]-[A-Za-z0-9-]{10,}"),
-    _Rule("slack_webhook", ("hooks.slack.com",), r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}"),
+    _Rule("slack_token", ("xox",), r"xox[abposre]-[A-Za-z0-9-]{10,}|xoxe\.xox[bp]-\d-[A-Za-z0-9]{20,}"),
+    _Rule("slack_token", ("xapp-",), r"xapp-\d-[A-Z0-9]{6,}-\d{6,}-[A-Za-z0-9]{20,}"),
+    _Rule("slack_webhook", ("hooks.slack.com",),
+          r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}"),
     _Rule("aws_access_key", ("AKIA", "ASIA", "ABIA", "ACCA"), r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![A-Z0-9])",
           bounded=True),
-    _Rule("stripe_key", ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "pk_live_", "pk_test_"),
-          r"[srp]k_(?:live|test)_[A-Za-z0-9]{16,}"),
+    _Rule("stripe_key", ("k_live_", "k_test_", "k_prod_"), r"[srp]k_(?:live|test|prod)_[A-Za-z0-9]{16,}"),
     _Rule("stripe_key", ("whsec_",), r"whsec_[A-Za-z0-9]{20,}"),
     _Rule("huggingface_token", ("hf_",), r"hf_[A-Za-z0-9]{30,}", bounded=True),
     _Rule("npm_token", ("npm_",), r"npm_[A-Za-z0-9]{36}", bounded=True),
@@ -83,7 +89,11 @@ _RULES: list[_Rule] = [
     _Rule("digitalocean_token", ("dop_v1_", "doo_v1_"), r"do[op]_v1_[a-f0-9]{64}"),
     _Rule("shopify_token", ("shpat_", "shpss_", "shpca_"), r"shp(?:at|ss|ca)_[a-fA-F0-9]{32}"),
     _Rule("age_secret_key", ("AGE-SECRET-KEY-",), r"AGE-SECRET-KEY-1[0-9A-Z]{50,}"),
-    _Rule("vault_token", ("hvs.",), r"hvs\.[A-Za-z0-9_-]{24,}", bounded=True),
+    _Rule("vault_token", ("hvs.", "hvb.", "hvr."), r"hv[sbr]\.[A-Za-z0-9_-]{24,}", bounded=True),
+    _Rule("pypi_token", ("pypi-",), r"pypi-[A-Za-z0-9_-]{50,}", bounded=True),
+    _Rule("heroku_key", ("HRKU-",), r"HRKU-[A-Za-z0-9_-]{20,}", bounded=True),
+    # Feishu / Lark open ids of users (ou_), groups (oc_) and union ids (on_)
+    _Rule("chat_id", ("ou_", "oc_", "on_"), r"o[ucn]_[0-9a-f]{32}(?![0-9A-Za-z])", bounded=True),
     # a whole JWT, or a long first segment left by clipping
     _Rule("jwt", ("eyJ",), r"eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*){0,2}", bounded=True),
 ]
@@ -108,9 +118,9 @@ _SECRET_NAME = re.compile(
     r"(?:access|refresh|auth|bearer|id|session|api|bot|app|oauth|personal[_-]?access)?[_-]?token|"
     r"passw(?:or)?d|passphrase|private[_-]?key|access[_-]?key(?:[_-]?id)?|"
     r"credentials?|connection[_-]?string|dsn|cookie|signing[_-]?key|encryption[_-]?key|authorization"
-    r")"
+    r")|[\"']?[A-Za-z0-9_.-]*(?:passw(?:or)?d|passphrase|secret|token)|[\"']?[A-Za-z0-9.-]*[_.-]pwd"
 )
-_NAME_ENDS = ("key", "keys", "keyid", "key_id", "key-id", "secret", "token", "password", "passwd", "passphrase",
+_NAME_ENDS = ("key", "keys", "keyid", "key_id", "key-id", "secret", "token", "password", "passwd", "passphrase", "pwd",
               "credential", "credentials", "string", "dsn", "cookie", "authorization")
 # at the separator after a secret name: separator, value
 _SEP_VALUE = re.compile(
@@ -145,12 +155,65 @@ Span = tuple[int, int, str | None]  # replace text[start:end] with this; None: l
 
 def redact(text: str) -> tuple[str, Counter]:
     """Replace every secret in ``text`` with ``[REDACTED:<kind>]``; count them by kind."""
+    clean, counts, _ = redact_values(text)
+    return clean, counts
+
+
+def redact_values(text: str) -> tuple[str, Counter, dict[str, str]]:
+    """:func:`redact`, and what it removed (value → kind). A value found once, where its
+    context gave it away ("the password is X"), is removed wherever else it recurs — in this
+    text here, and by :func:`forget_values` in the rest of the same record (a memory's
+    keywords)."""
+    clean, counts = _redact(text)
+    if not counts:
+        return clean, counts, {}
+    values = removed_values(text, clean)
+    return forget_values(clean, values, counts), counts, values
+
+
+def forget_values(text: str, values: dict[str, str], counts: Counter) -> str:
+    for value, kind in sorted(values.items(), key=lambda kv: -len(kv[0])):
+        if value in text:
+            counts[kind] += text.count(value)
+            text = text.replace(value, _mark(kind))
+    return text
+
+
+_MARK_RE = re.compile(r"\[REDACTED:([A-Za-z0-9_]+)\]")
+
+
+def removed_values(original: str, clean: str) -> dict[str, str]:
+    """The pieces of ``original`` that became markers in ``clean`` (value → kind), found by
+    walking the text between markers; only values that could not be ordinary words."""
+    parts = _MARK_RE.split(clean)  # [text, kind, text, kind, …, text]
+    if not original.startswith(parts[0]):
+        return {}
+    out: dict[str, str] = {}
+    pos, last = len(parts[0]), len(parts) - 1
+    for i in range(1, len(parts), 2):
+        kind, lit = parts[i], parts[i + 1]
+        if i + 1 == last:
+            end = len(original) - len(lit)
+        elif lit:
+            end = original.find(lit, pos + 1)
+        else:
+            continue  # two markers side by side: their value ends at the next text
+        if end < pos:
+            return out
+        value = original[pos:end]
+        if len(value) >= 6 and _R not in value and not value.isalpha() and not value.isspace():
+            out[value] = kind
+        pos = end + len(lit)
+    return out
+
+
+def _redact(text: str) -> tuple[str, Counter]:
     counts: Counter = Counter()
     if not text:
         return text, counts
-    has_sep = ":" in text or "=" in text or "--" in text
-    if not has_sep and _only_short_words(text):
-        return text, counts  # every secret shape needs a separator or a 16-char run
+    short = _only_short_words(text)
+    if short and not (":" in text or "=" in text or "--" in text) and not _maybe_personal(text):
+        return text, counts  # every other shape needs a separator or a 16-char run
     chars = frozenset(text)
     hit = {i for h, need, i in _HINTS if need <= chars and h in text}
     for i in sorted(hit):
@@ -167,13 +230,35 @@ def redact(text: str) -> tuple[str, Counter]:
     if spans:
         text = _splice(text, spans)
         lower = _ascii_lower(text)
-    if "=" not in text and ":" not in text and "--" not in text:
-        return text, counts  # no NAME=value, NAME: value or --flag value possible
-    spans = []
-    for sep in (":", "="):
-        spans += _at_anchors(text, sep, lambda p: _assignment(text, lower, p, counts))
-    spans += _at_anchors(text, "--", lambda p: _cli_flag(text, p, counts))
-    return _splice(text, spans), counts
+    if "=" in text or ":" in text or "--" in text:  # NAME=value, NAME: value, --flag value
+        spans = []
+        for sep in (":", "="):
+            spans += _at_anchors(text, sep, lambda p: _assignment(text, lower, p, counts))
+        spans += _at_anchors(text, "--", lambda p: _cli_flag(text, p, counts))
+        if spans:
+            text = _splice(text, spans)
+            lower = _ascii_lower(text)
+    spans = _more_spans(text, lower, chars, counts)
+    if spans:
+        text = _splice(text, spans)
+    if not short or "==" in text:
+        text = _splice(text, _b64_credentials(text, counts))
+    return _detect_secrets(text, chars, short, counts), counts
+
+
+def _maybe_personal(text: str) -> bool:
+    """Personal data and password phrases need no separator: "+1 415 555 0134", "密码是…"."""
+    return ("@" in text or "pass" in text or "Pass" in text or "PASS" in text or "pwd" in text or "-p" in text
+            or "-u" in text or "密" in text or "口令" in text or _digit_count(text) >= 8)
+
+
+_NOT_DIGIT = bytes(b for b in range(256) if not 48 <= b <= 57)
+
+
+def _digit_count(text: str) -> int:
+    if text.isascii():
+        return len(text.encode("ascii").translate(None, _NOT_DIGIT))
+    return sum(map(text.count, "0123456789"))
 
 
 def _ascii_lower(text: str) -> str:
@@ -189,10 +274,17 @@ def _apply_rule(rule: _Rule, text: str, counts: Counter) -> str:
             return m[0]  # the tail of a longer word, not a token
         if rule.kind == "jwt" and not _is_jwt(m[0]):
             return m[0]
+        if rule.kind == "openai_key" and len(m[0]) < 40 and not _looks_random(m[0][3:]):
+            return m[0]  # "sk-interactive-mode": words, not a key
         counts[rule.kind] += 1
         return _mark(rule.kind)
 
     return rule.pattern.sub(one, text)
+
+
+def _looks_random(s: str) -> bool:
+    """A key has letters and digits mixed; words joined by hyphens do not."""
+    return any(c.isdigit() for c in s) and any(c.isalpha() for c in s)
 
 
 def _is_jwt(s: str) -> bool:
@@ -342,3 +434,367 @@ def _redact_aws_secret(text: str, counts: Counter) -> str:
             spans.append((s.start(), s.end(), _mark("aws_secret_key")))
             counts["aws_secret_key"] += 1
     return _splice(text, spans)
+
+
+# --- personal data and the phrase-shaped secrets ----------------------------------------
+# Each is found from a literal anchor, as above; the text first has to hold one (see redact).
+
+_EMAIL_LOCAL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._%+-")
+_EMAIL_DOMAIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}\.)+[A-Za-z]{2,24}(?![A-Za-z0-9-])")
+# documentation domains (RFC 2606 / 6761) name nobody; ``git@github.com`` is an ssh remote
+_NOBODY = re.compile(r"(?i)(?:.*\.)?(?:example\.(?:com|org|net)|example|test|invalid|localhost)")
+_GIT_HOSTS = frozenset(("github.com", "gitlab.com", "bitbucket.org", "codeberg.org", "ssh.dev.azure.com"))
+
+
+def _email(text: str, p: int, counts: Counter) -> Span | None:
+    """``p``: where an "@" is."""
+    s = p
+    while s > 0 and text[s - 1] in _EMAIL_LOCAL and p - s < 64:
+        s -= 1
+    while s < p and text[s] in ".-":
+        s += 1
+    m = _EMAIL_DOMAIN.match(text, p + 1)
+    if s == p or m is None or _NOBODY.fullmatch(m[0]):
+        return None
+    if text[s:p] == "git" and m[0].lower() in _GIT_HOSTS:
+        return None
+    counts["email"] += 1
+    return s, m.end(), _mark("email")
+
+
+# a phone number as people write one: +country code, or grouped digits; checked by phonenumbers
+_PHONE = re.compile(r"(?<![\w+/=.-])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?|\(\d{2,4}\)[ .-]?)?\d{2,5}(?:[ .-]?\d{2,5}){1,4}(?![\w/=-]|\.\d)")
+_CN_MOBILE = re.compile(r"1[3-9]\d{9}")
+_US_GROUPED = re.compile(r"\(?\d{3}\)?[ .-]?\d{3}[ .-]\d{4}")
+_DIGITS = frozenset("0123456789")
+
+
+def _phones(text: str, counts: Counter) -> list[Span]:
+    import phonenumbers  # loaded on the first text that holds a candidate
+
+    spans: list[Span] = []
+    for m in _PHONE.finditer(text):
+        cand = m[0]
+        digits = sum(c.isdigit() for c in cand)
+        if digits < 8 or digits > 15:
+            continue
+        if cand.startswith("+"):
+            region = None
+        elif _CN_MOBILE.fullmatch(cand):
+            region = "CN"
+        elif _US_GROUPED.fullmatch(cand):
+            region = "US"
+        else:
+            continue  # bare digit runs are ids, ports, timestamps
+        try:
+            number = phonenumbers.parse(cand, region)
+        except phonenumbers.NumberParseException:
+            continue
+        if phonenumbers.is_valid_number(number):
+            counts["phone"] += 1
+            spans.append((m.start(), m.end(), _mark("phone")))
+    return spans
+
+
+# "the admin password is X", "password was changed to X", "密码是 X", "密码：X"
+_PW_SAID = r"(?:(?:is|was|has\s+been|got)\s+(?:now\s+)?(?:(?:changed|set|reset|updated)\s+to\s+)?|(?:changed|set|reset|updated)\s+to\s+)"
+_PASSWORD_PHRASE = re.compile(
+    r"(?i)(?:pass(?:word|wd|phrase)s?(?:\s+(?:for|of|on|to)(?:\s+[^\s,;:=]{1,40}){1,3}?)?\s*(?:" + _PW_SAID + r"|[=:：]\s*)"
+    r"|pwd\s+" + _PW_SAID + r")"
+    r"(?:\"(?P<dq>[^\"\n]{4,64})\"|'(?P<sq>[^'\n]{4,64})'|`(?P<bq>[^`\n]{4,64})`|(?P<bare>[^\s\"'`]{4,64}))"
+)
+_ZH_PASSWORD = re.compile(r"(?:密码|密碼|口令)(?:都|也|还|仍)?(?:是|为|為|：|:|=|改成|改为|设为|設為)\s*"
+                          r"(?:[\"'“‘「`](?P<q>[^\"'”’」`\n]{4,64})[\"'”’」`]|(?P<bare>[!-~]{4,64}))")
+# words that follow "password is" in prose about a password, not the password itself
+_NOT_A_PASSWORD = frozenset((
+    "wrong", "correct", "incorrect", "invalid", "valid", "required", "optional", "expired", "empty", "missing",
+    "set", "unset", "stored", "saved", "hashed", "encrypted", "changed", "reset", "needed", "weak", "strong",
+    "long", "short", "too", "the", "a", "an", "not", "now", "still", "being", "in", "on", "at", "from", "of",
+    "for", "and", "or", "same", "different", "ok", "fine", "good", "bad", "accepted", "rejected", "ignored",
+    "mandatory", "enabled", "disabled", "visible", "hidden", "never", "always", "only", "also", "here",
+    "there", "below", "above", "this", "that", "what", "your", "my", "his", "her", "their", "our", "its",
+    "null", "none",
+))
+_TRAIL = ".,;:!?)]}"
+
+
+# "the old password Xk29fLq0 expired": no verb, but a value that only a key looks like
+_PASSWORD_BARE = re.compile(r"(?i)(?:pass(?:word|wd|phrase)|密码|密碼|口令)\s*(?P<bare>[!-~]{8,64})")
+
+
+def _password_phrase(text: str, p: int, counts: Counter, zh: bool) -> Span | None:
+    if not zh and p > 0 and text[p - 1].isalpha():
+        return None  # "bypass is …", "compass: …"
+    if _in_marker(text, p):
+        return None  # "[REDACTED:url_password]"
+    m = (_ZH_PASSWORD if zh else _PASSWORD_PHRASE).match(text, p)
+    if m is None:
+        m = _PASSWORD_BARE.match(text, p)
+        if m is None or not _looks_random(m["bare"].rstrip(_TRAIL)):
+            return None
+    group = next(g for g in ("dq", "sq", "bq", "q", "bare") if g in m.re.groupindex and m[g] is not None)
+    s, e = m.start(group), m.end(group)
+    if group == "bare":
+        while e > s and text[e - 1] in _TRAIL:
+            e -= 1
+    value = text[s:e]
+    if len(value) < 4 or _R in value or value.lower() in _NOT_A_PASSWORD or _is_harmless_value(value):
+        return (s, e, None) if e > s else None
+    counts["password"] += 1
+    return s, e, _mark("password")
+
+
+def _in_marker(text: str, p: int) -> bool:
+    i = text.rfind(_R, max(0, p - 40), p)
+    return i >= 0 and text.find("]", i) >= p
+
+
+# command lines: mysql -p<pw>, sshpass -p <pw>, curl -u user:<pw>
+_MYSQL_P = re.compile(r"(?<!\S)-p(?P<value>'[^'\n]{3,}'|\"[^\"\n]{3,}\"|[^\s'\"]{3,})")
+_SSHPASS_P = re.compile(r"(?:sshpass|docker\s+login\b[^\n]*?)\s+-p\s*(?P<value>'[^'\n]+'|\"[^\"\n]+\"|\S{3,})")
+_USER_COLON = re.compile(r"-(?:u|-user)[ \t=]*['\"]?[^\s:'\"]{1,64}:(?P<value>[^\s'\"@]{3,})")
+
+
+def _command_passwords(text: str, lower: str, counts: Counter) -> list[Span]:
+    spans: list[Span] = []
+    found: list[re.Match] = []
+    if "mysql" in lower or "mariadb" in lower:
+        found += _MYSQL_P.finditer(text)
+    if "sshpass" in lower or "docker" in lower:
+        found += _SSHPASS_P.finditer(text)
+    if "-u" in text:
+        found += (m for m in _at_all(_USER_COLON, text, "-u") if m.start() == 0 or text[m.start() - 1].isspace())
+    for m in found:
+        value = m["value"]
+        if _R in value or _is_harmless_value(value):
+            continue
+        counts["password"] += 1
+        spans.append((m.start("value"), m.end("value"), _quoted(value, _mark("password"))))
+    return spans
+
+
+def _at_all(pattern: re.Pattern, text: str, anchor: str) -> list[re.Match]:
+    """``pattern.match`` at each ``anchor``: a literal scan, not a regex scan of the text."""
+    out, i = [], text.find(anchor)
+    while i >= 0:
+        m = pattern.match(text, i)
+        if m is not None:
+            out.append(m)
+        i = text.find(anchor, i + 1)
+    return out
+
+
+# in a URL: ?token=…&sig=… query values, and login / reset / invite links' path tokens
+_QUERY_PARAM = re.compile(r"(?P<name>[A-Za-z0-9_.-]{1,48})=(?P<value>[^&#\s\"'<>)\]]{4,})")
+_QUERY_SECRET = re.compile(
+    r"(?i)(?:.*[_.-])?(?:token|key|apikey|secret|password|passwd|pass|pwd|sig|signature|code|auth|credential|"
+    r"otp|ticket|session|sessionid|sid|jwt|hash|magic|nonce|invite|login)"
+)
+_LINK_TOKEN = re.compile(
+    r"(?i)/(?:magic[-_]?link|magic|login|log-in|signin|sign-in|sign_in|verify|verification|confirm|confirmation|"
+    r"activate|activation|reset[-_]?password|password[-_]?reset|reset|invite|invitation|auth|token|otp|"
+    r"unsubscribe|access)/(?P<value>[A-Za-z0-9_-]{16,})"
+)
+
+
+def _url_tokens(text: str, counts: Counter) -> list[Span]:
+    spans: list[Span] = []
+    for sep in ("?", "&"):
+        i = text.find(sep)
+        while i >= 0:
+            m = _QUERY_PARAM.match(text, i + 1)
+            if m is not None and _QUERY_SECRET.fullmatch(m["name"]) and not _is_harmless_value(m["value"]):
+                counts["url_token"] += 1
+                spans.append((m.start("value"), m.end("value"), _mark("url_token")))
+            i = text.find(sep, i + 1)
+    if "://" in text:
+        for m in _LINK_TOKEN.finditer(text):
+            if _looks_random(m["value"]) and _R not in m["value"]:
+                counts["url_token"] += 1
+                spans.append((m.start("value"), m.end("value"), _mark("url_token")))
+    return spans
+
+
+# a base64 word that decodes to "user:password" (docker's "auth", curl's Basic header pasted alone)
+_B64_WORD = re.compile(r"(?<![A-Za-z0-9+/=_.-])[A-Za-z0-9+/]{12,}={0,2}(?![A-Za-z0-9+/=_.-])")
+_USER_PASS = re.compile(rb"[A-Za-z0-9._@+-]{1,64}:[!-~]{3,}")
+
+
+def _b64_credentials(text: str, counts: Counter) -> list[Span]:
+    import base64
+    import binascii
+
+    spans: list[Span] = []
+    for m in _B64_WORD.finditer(text):
+        word = m[0]
+        if len(word) % 4:
+            continue
+        try:
+            raw = base64.b64decode(word, validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        if raw.count(b":") == 1 and _USER_PASS.fullmatch(raw):
+            counts["basic_credentials"] += 1
+            spans.append((m.start(), m.end(), _mark("basic_credentials")))
+    return spans
+
+
+_HEROKU = re.compile(r"(?i)heroku[\w .-]{0,30}?[:= \"'\t]{1,5}"
+                     r"(?P<value>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![0-9a-f-])")
+
+
+# a Telegram envelope's sender id: "[Telegram Li Wei id:123456789 …]"
+_TELEGRAM_ID = re.compile(r"(?i)telegram\b[^\]\n]{0,80}?\bid:\s*(?P<value>\d{5,15})\b")
+
+
+def _more_spans(text: str, lower: str, chars: frozenset, counts: Counter) -> list[Span]:
+    """Personal data and phrase-shaped secrets."""
+    spans: list[Span] = []
+    if "@" in text:
+        spans += _at_anchors(text, "@", lambda p: _email(text, p, counts))
+    if not chars.isdisjoint(_DIGITS) and _digit_count(text) >= 8:
+        spans += _phones(text, counts)
+    for anchor in ("pass", "pwd"):
+        if anchor in lower:
+            spans += _at_anchors(lower, anchor, lambda p: _password_phrase(text, p, counts, zh=False))
+    if "密" in text or "口令" in text:
+        for anchor in ("密码", "密碼", "口令"):
+            spans += _at_anchors(text, anchor, lambda p: _password_phrase(text, p, counts, zh=True))
+    if "-" in text:
+        spans += _command_passwords(text, lower, counts)
+    if "=" in text or "://" in text:
+        spans += _url_tokens(text, counts)
+    if "telegram" in lower:
+        for m in _TELEGRAM_ID.finditer(text):
+            counts["chat_id"] += 1
+            spans.append((m.start("value"), m.end("value"), _mark("chat_id")))
+    if "heroku" in lower:
+        for m in _HEROKU.finditer(text):
+            counts["heroku_key"] += 1
+            spans.append((m.start("value"), m.end("value"), _mark("heroku_key")))
+    return spans
+
+
+# --- detect-secrets' plugins --------------------------------------------------------------
+# Yelp's maintained rule set, run after ours for what ours does not know. Each plugin runs
+# only on text holding one of its literal hints. Left out: PrivateKey (it flags only the BEGIN
+# line; ours takes the whole block), JWT (ours checks the same shape), Keyword and the
+# high-entropy plugins (they flag every git hash), IPPublic (an address is not a secret).
+_DS_HINTS: dict[str, tuple[str, ...]] = {
+    "artifactory.ArtifactoryDetector": ("AKC", "AP"),
+    "aws.AWSKeyDetector": ("AKIA", "ASIA", "ABIA", "ACCA", "A3T", "aws", "AWS", "Aws"),
+    "azure_storage_key.AzureStorageKeyDetector": ("AccountKey=",),
+    "basic_auth.BasicAuthDetector": ("://",),
+    "cloudant.CloudantDetector": ("cloudant", "Cloudant", "CLOUDANT", "cl_", "CL_", "clou"),
+    "discord.DiscordBotTokenDetector": (".",),
+    "github_token.GitHubTokenDetector": ("gh",),
+    "gitlab_token.GitLabTokenDetector": ("gl", "GR1348941"),
+    "ibm_cloud_iam.IbmCloudIamDetector": ("ibm", "IBM", "cloud_iam", "CLOUD_IAM"),
+    "ibm_cos_hmac.IbmCosHmacDetector": ("cos", "COS"),
+    "mailchimp.MailchimpDetector": ("-us",),
+    "npm.NpmDetector": ("_authToken",),
+    "openai.OpenAIDetector": ("T3BlbkFJ",),
+    "pypi_token.PypiTokenDetector": ("pypi-",),
+    "sendgrid.SendGridDetector": ("SG.",),
+    "slack.SlackDetector": ("xox", "hooks.slack"),
+    "softlayer.SoftlayerDetector": ("softlayer", "SOFTLAYER", "sl_", "SL_"),
+    "square_oauth.SquareOAuthDetector": ("sq0csp-",),
+    "stripe.StripeDetector": ("k_live_",),
+    "telegram_token.TelegramBotTokenDetector": (":",),
+    "twilio.TwilioKeyDetector": ("AC", "SK"),
+}
+DsRule = tuple[str, str, list[re.Pattern]]  # plugin name, kind, its patterns
+_ds_rules: list[DsRule] | None = None
+
+
+def detect_secrets_rules() -> list[DsRule]:
+    """The plugins' patterns. Importing detect-secrets costs 0.2-0.8 s (it loads requests and
+    its whole scanner), too much for every ``distill run``; so the patterns it holds are
+    kept in ``~/.cache/distill/detect-secrets-<version>.json`` (``$XDG_CACHE_HOME``) and read
+    from there until the installed version changes."""
+    global _ds_rules
+    if _ds_rules is None:
+        data = _ds_cached()
+        _ds_rules = [(name, data[name]["kind"], [re.compile(p, f) for p, f in data[name]["patterns"]])
+                     for name in _DS_HINTS]
+    return _ds_rules
+
+
+def _ds_cached() -> dict:
+    import importlib.util
+    import os
+    from pathlib import Path
+
+    import orjson
+
+    spec = importlib.util.find_spec("detect_secrets")  # finds the package without running it
+    if spec is None or not spec.origin:
+        raise ImportError("detect-secrets is not installed: pip install 'detect-secrets>=1.5'")
+    version = re.search(r"[0-9][0-9A-Za-z.+-]*", Path(spec.origin).with_name("__version__.py").read_text())
+    cache = (Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "distill"
+             / f"detect-secrets-{version[0] if version else 'unknown'}.json")
+    try:
+        data = orjson.loads(cache.read_bytes())
+        if set(data) >= set(_DS_HINTS):
+            return data
+    except (OSError, ValueError):
+        pass
+    data = _ds_export()
+    try:
+        from .atomic import write_bytes
+
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes(cache, orjson.dumps(data), durable=False)
+    except OSError:
+        pass  # no cache: the next process imports the package again
+    return data
+
+
+def _ds_export() -> dict:
+    import importlib
+
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    out = {}
+    for name in _DS_HINTS:
+        module, cls = name.rsplit(".", 1)
+        plugin = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), cls)
+        if plugin.analyze_string is not RegexBasedDetector.analyze_string:
+            raise RuntimeError(f"detect-secrets {name} is no longer a plain regex plugin; update distill/redact.py")
+        kind = re.sub(r"[^a-z0-9]+", "_", plugin.secret_type.lower()).strip("_")
+        out[name] = {"kind": kind, "patterns": [[r.pattern, r.flags] for r in plugin.denylist]}
+    return out
+
+
+# (hint, the characters it needs, plugin name): as _HINTS above
+_DS_NEEDS = [(h, frozenset(h), name) for name, hints in _DS_HINTS.items() for h in hints]
+
+
+def _detect_secrets(text: str, chars: frozenset, short: bool, counts: Counter) -> str:
+    """Values that a detect-secrets plugin flags and ours did not, replaced wherever they occur.
+    ``short``: no word of 16 characters or more, which every value these plugins find is."""
+    if short:
+        return text
+    names = {name for h, need, name in _DS_NEEDS if need <= chars and h in text}
+    if not names:
+        return text
+    for name, kind, patterns in detect_secrets_rules():
+        if name not in names:
+            continue
+        for value in set(_ds_values(patterns, text)):
+            if len(value) < 8 or _R in value or value not in text:
+                continue
+            counts[kind] += text.count(value)
+            text = text.replace(value, _mark(kind))
+    return text
+
+
+def _ds_values(patterns: list[re.Pattern], text: str):
+    """What detect-secrets' ``RegexBasedDetector.analyze_string`` yields: each match, or each
+    non-empty group of it."""
+    for pattern in patterns:
+        for m in pattern.findall(text):
+            if isinstance(m, tuple):
+                yield from filter(None, m)
+            else:
+                yield m

@@ -197,3 +197,22 @@ def test_hostile_text_is_redacted_without_stalling():
         text = unit * (200_000 // len(unit))
         out, _ = redact(text)
         assert isinstance(out, str)
+
+
+def test_a_value_found_once_is_removed_where_it_recurs_and_from_the_keywords():
+    """Issue 8: a seeded default password reached the store as a keyword. The phrase gives
+    the value away once; its other copies (here and in the keywords) have no context."""
+    from collections import Counter
+
+    from distill.store.models import MemoryDraft
+    from distill.store.scrub import scrub_draft
+
+    pw = "Wq" + rnd(8) + "!7"
+    draft = MemoryDraft(text=f"Rule: the seeded default password is {pw}; change {pw} after the first login. "
+                             f"Keywords (zh): 默认密码; {pw}",
+                        metadata={"keywords": ["默认密码", pw], "entity_keywords": [pw, "first login"]})
+    counts: Counter = Counter()
+    out = scrub_draft(draft, counts)
+    assert pw not in out.text and pw not in str(out.metadata)
+    assert out.metadata["keywords"][0] == "默认密码" and out.metadata["entity_keywords"][1] == "first login"
+    assert counts["password"] == 5

@@ -106,10 +106,10 @@ class TaskLoop:
         first: _Group | None = None
         for entry in self.queue.entries("inbox"):
             if entry.problem:
-                if not _settled(entry.path):
+                if not entry.irregular and not _settled(entry.path):
                     self._recheck = True  # a writer that does not rename into place may still be writing it
                     continue
-                self._reject(entry.path, entry.problem)
+                self._reject(entry.path, entry.problem, irregular=entry.irregular)
                 continue
             task = entry.task
             assert task is not None
@@ -241,8 +241,8 @@ class TaskLoop:
             log.info("full pass -> done in %.2f s: %s", time.monotonic() - started, summary.line())
         return summary
 
-    def _reject(self, path: Path, reason: str) -> None:
-        dst = self.queue.reject(path, reason)
+    def _reject(self, path: Path, reason: str, *, irregular: bool = False) -> None:
+        dst = self.queue.reject(path, reason, irregular=irregular)
         self.counts["rejected"] += 1
         log.warning("task file %s -> failed: %s (kept as %s)", path.name, reason, dst)
 

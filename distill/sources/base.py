@@ -187,7 +187,8 @@ _LONE_SURROGATE = re.compile(rb"(\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-
 
 
 def iso_to_ms(value: object) -> int:
-    """Timestamp (ISO 8601 string, or Unix seconds/milliseconds number) → Unix ms; 0 if unknown."""
+    """Timestamp (ISO 8601 string, or Unix seconds/milliseconds number) → Unix ms; 0 if unknown.
+    Not range-checked here: the batch writer checks (and counts) what it cannot use."""
     if isinstance(value, bool):
         return 0
     if isinstance(value, (int, float)):
@@ -195,7 +196,7 @@ def iso_to_ms(value: object) -> int:
     if isinstance(value, str) and value:
         try:
             return int(datetime.fromisoformat(value).timestamp() * 1000)
-        except ValueError:
+        except (ValueError, OverflowError, OSError):
             return 0
     return 0
 

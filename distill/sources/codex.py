@@ -163,6 +163,8 @@ class CodexParser:
 
     def _item(self, p: dict, ts: int, start: int, end: int) -> list[Turn]:
         pt = p.get("type")
+        if not isinstance(pt, str):
+            pt = str(pt)[:40]  # a list or dict here would not even be hashable
         if pt == "message":
             role = p.get("role")
             if role not in ("user", "assistant"):
