@@ -40,6 +40,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -135,12 +136,17 @@ def env() -> dict:
 
 
 def timed(cmd: list[str]) -> tuple[float, str]:
-    t = time.perf_counter()
+    return timed_cpu(cmd)[::2]
+
+
+def timed_cpu(cmd: list[str]) -> tuple[float, float, str]:
+    """Wall time, CPU time (user + system; steadier than wall on a busy machine) and stdout."""
+    r0, t = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, env=env(), cwd=ROOT)
-    dt = time.perf_counter() - t
+    dt, r1 = time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-2000:]}")
-    return dt, p.stdout
+    return dt, r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime, p.stdout
 
 
 def distill_cmd(state: Path, agents: Path, *args: str) -> list[str]:
@@ -234,16 +240,21 @@ def startup(work: Path, repeat: int) -> list[tuple]:
         "distill enqueue": distill_cmd(state, agents, "enqueue", "--agent", "main", "--session-file", str(session)),
     }
     times: dict[str, list[float]] = {k: [] for k in cmds}
+    cpus: dict[str, list[float]] = {k: [] for k in cmds}
     for _ in range(repeat):
         shutil.rmtree(state, ignore_errors=True)
         for name, cmd in cmds.items():
-            times[name].append(timed(cmd)[0])
-    base = statistics.median(times["python -c pass"])
+            wall, cpu, _ = timed_cpu(cmd)
+            times[name].append(wall)
+            cpus[name].append(cpu)
+    base, base_cpu = statistics.median(times["python -c pass"]), statistics.median(cpus["python -c pass"])
     targets = {"distill status": 3, "distill run (empty state)": 3, "distill enqueue": 2.5}
-    rows = [("start-up", "", f"median of {repeat}; python -c pass = {base * 1000:.0f} ms")]
+    rows = [("start-up, wall (CPU)", "", f"median of {repeat}; python -c pass = {base * 1000:.0f} ms "
+                                          f"({base_cpu * 1000:.0f} ms CPU)")]
     for name, target in targets.items():
-        m = statistics.median(times[name])
-        rows.append((f"  {name} (target <= {target}x)", f"{m / base:.2f}x", f"{m * 1000:.0f} ms"))
+        m, c = statistics.median(times[name]), statistics.median(cpus[name])
+        rows.append((f"  {name} (target <= {target}x)", f"{m / base:.2f}x",
+                     f"{m * 1000:.0f} ms; CPU {c / base_cpu:.2f}x"))
     return rows
 
 
