@@ -192,7 +192,7 @@ _JSON_FIELDS = frozenset(n for n, f in Settings.model_fields.items()
 
 def load_settings(**overrides: Any) -> Settings:
     """Build the settings: ``overrides`` are the command-line flags (None = not given)."""
-    values, config_path = core.gather(Settings.model_fields, json_names=_JSON_FIELDS, flags=overrides)
+    values, config_path = core.gather(Settings.model_fields, json_names=_JSON_FIELDS, flags=overrides, strict=True)
     try:
         return Settings(**values)
     except ValidationError as exc:  # name the setting and where it may have come from

@@ -36,11 +36,12 @@ EXTRA_ENV = {"allowed_agent_ids": (ALLOW_LIST_ENV,)}
 TOML_PATH_KEYS = ("state_dir", "agents_dir", "db")
 
 
-def gather(names, *, json_names=(), flags: dict | None = None) -> tuple[dict, str]:
+def gather(names, *, json_names=(), flags: dict | None = None, strict: bool = False) -> tuple[dict, str]:
     """Raw values of the fields ``names`` that some layer sets, and the config file's path.
 
     ``flags``: command-line values (None = not given). ``json_names``: fields whose
-    environment value is JSON (lists and tables)."""
+    environment value is JSON (lists and tables). ``strict``: also return unknown keys of
+    flags and ``config.toml``, so that the model validating the values refuses a typo."""
     flags = {k: v for k, v in (flags or {}).items() if v is not None}
     env = {k.lower(): v for k, v in os.environ.items()}
     state_dir = flags.get("state_dir") or env.get("distill_state_dir")
@@ -57,6 +58,8 @@ def gather(names, *, json_names=(), flags: dict | None = None) -> tuple[dict, st
             values[name] = _decode_env(env_name, env[env_name]) if name in json_names else env[env_name]
         elif name in toml:
             values[name] = toml[name]
+    if strict:
+        values.update((k, v) for layer in (toml, flags) for k, v in layer.items() if k not in names)
     for key in TOML_PATH_KEYS:
         if isinstance(values.get(key), (str, os.PathLike)):
             values[key] = os.path.expanduser(os.fspath(values[key]))
