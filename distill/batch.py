@@ -517,8 +517,6 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
                 if only_paths is None or cursor.files[key]["path"] in only_paths:
                     reader.missing(key)
         result = _finish(settings, cursor, reader, cpath, t0)
-    if cursor_path is None:
-        record_last_run(settings, result.summary, result.batchFile)
     _prune(settings)
     return result
 
@@ -733,7 +731,8 @@ class LastRun(BaseModel):
 
 
 def record_last_run(settings: Settings, summary: RunSummary, batch_file: str | None = None) -> None:
-    """What `distill status` shows as the last run (``run --distill`` records its total).
+    """What `distill status` shows as the last run; recorded once, by whoever ran it: the
+    ``run`` command for a batch it cut, :func:`distill.pipeline.run_distill` for its total.
 
     Informational only, so not fsynced: a no-op run stays cheap."""
     last = LastRun(atMs=now_ms(), action=summary.action, batchFile=batch_file, summary=summary)

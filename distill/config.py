@@ -1,34 +1,27 @@
-"""One settings model for every command, the daemon and the tests.
+"""The full settings model for every command, the daemon and the tests.
 
-Precedence, highest first: command-line flags (passed as keyword overrides), environment
-(``DISTILL_<FIELD>``, plus ``OPENCLAW_JSONL_DISTILL_ALLOWED_AGENT_IDS`` as in the script this
-replaces), ``config.toml`` (``DISTILL_CONFIG`` or ``<state_dir>/config.toml``), defaults.
-Defaults follow the OpenClaw layout, so an OpenClaw user configures nothing.
-
-Relative paths in ``config.toml`` are resolved against the folder holding that file, so a
-state directory (like ``state.example/``) can carry its own sample transcripts.
+Where each value comes from (flags > ``DISTILL_*`` environment > ``config.toml`` > defaults)
+is decided once, in :mod:`distill.settings.core`; this model validates the result. Defaults
+follow the OpenClaw layout, so an OpenClaw user configures nothing. Relative paths in
+``config.toml`` are resolved against the folder holding that file, so a state directory
+(like ``state.example/``) can carry its own sample transcripts.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import tomllib
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, Field, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import ConfigError
+from .settings import core
+from .settings.core import AGENT_ID_RE
 
-HOME = Path.home()
-DEFAULT_STATE_DIR = HOME / ".openclaw" / "state" / "jsonl-distill"
-DEFAULT_AGENTS_DIR = HOME / ".openclaw" / "agents"
-DEFAULT_DB = HOME / ".openclaw" / "memory" / "lancedb-pro"
-
-AGENT_ID_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+DEFAULT_STATE_DIR = Path(core.DEFAULT_STATE_DIR)
+DEFAULT_AGENTS_DIR = Path(core.DEFAULT_AGENTS_DIR)
+DEFAULT_DB = Path(core.DEFAULT_DB)
 
 Format = Literal["auto", "openclaw", "claude-code", "codex"]
 
@@ -72,10 +65,8 @@ class DedupThresholds(BaseModel):
     lexical_zh: float | None = None
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(
-        env_prefix="DISTILL_", extra="forbid", populate_by_name=True, validate_default=True
-    )
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_default=True)
 
     # --- where things live
     state_dir: Path = DEFAULT_STATE_DIR
@@ -85,13 +76,8 @@ class Settings(BaseSettings):
     table: str = "memories"
 
     # --- which agents
-    distiller_agent_id: str = "memory-distiller"
-    allowed_agent_ids: str = Field(
-        default="",
-        validation_alias=AliasChoices(
-            "allowed_agent_ids", "DISTILL_ALLOWED_AGENT_IDS", "OPENCLAW_JSONL_DISTILL_ALLOWED_AGENT_IDS"
-        ),
-    )
+    distiller_agent_id: str = core.DEFAULT_DISTILLER
+    allowed_agent_ids: str = ""  # also OPENCLAW_JSONL_DISTILL_ALLOWED_AGENT_IDS; comma-separated, ""/"*"/"all" = every agent
 
     # --- reading transcripts
     max_line_bytes: int = 8 * 1024 * 1024
@@ -165,17 +151,6 @@ class Settings(BaseSettings):
             raise ValueError(f"agent id {v!r} must match [A-Za-z0-9._-]{{1,64}}")
         return v
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, _TomlSource(settings_cls))
-
     # --- derived paths (one place, so no module invents its own)
     @property
     def cursor_path(self) -> Path:
@@ -203,17 +178,10 @@ class Settings(BaseSettings):
 
     def allowed_agents(self) -> frozenset[str] | None:
         """None means every agent (unset, empty, ``*`` or ``all``)."""
-        raw = self.allowed_agent_ids.strip()
-        if raw in ("", "*", "all"):
-            return None
-        return frozenset(a.strip() for a in raw.split(",") if a.strip())
+        return core.allow_list(self.allowed_agent_ids)
 
     def agent_is_read(self, agent_id: str) -> bool:
-        """The distiller never reads itself; the allow-list narrows the rest."""
-        if agent_id == self.distiller_agent_id or not AGENT_ID_RE.match(agent_id):
-            return False
-        allowed = self.allowed_agents()
-        return allowed is None or agent_id in allowed
+        return core.agent_refusal(agent_id, self.distiller_agent_id, self.allowed_agent_ids) is None
 
     def dedup_thresholds(self) -> DedupThresholds:
         from .store.dedup import DEFAULT_THRESHOLDS  # calibrated per embedder
@@ -229,63 +197,14 @@ class Settings(BaseSettings):
         )
 
 
-_config_file: ContextVar[Path | None] = ContextVar("distill_config_file", default=None)
-
-
-class _TomlSource(PydanticBaseSettingsSource):
-    """``config.toml`` values, with relative paths resolved against the file's folder."""
-
-    PATH_KEYS = ("state_dir", "agents_dir", "db")
-
-    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
-        return None, field_name, False
-
-    def __call__(self) -> dict[str, Any]:
-        path = _config_file.get()
-        if path is None or not path.is_file():
-            return {}
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read config file {path}: {exc}") from exc
-        base = path.parent
-        for key in self.PATH_KEYS:
-            if isinstance(data.get(key), str):
-                data[key] = str(_resolve(base, data[key]))
-        for src in data.get("sources", []) or []:
-            if isinstance(src, dict) and isinstance(src.get("path"), str):
-                src["path"] = str(_resolve(base, src["path"]))
-        return data
-
-
-def _resolve(base: Path, value: str) -> Path:
-    p = Path(os.path.expanduser(value))
-    return p if p.is_absolute() else (base / p).resolve()
+_JSON_FIELDS = frozenset(n for n, f in Settings.model_fields.items()
+                         if getattr(f.annotation, "__origin__", None) in (list, dict))
 
 
 def load_settings(**overrides: Any) -> Settings:
     """Build the settings: ``overrides`` are the command-line flags (None = not given)."""
-    overrides = {k: v for k, v in overrides.items() if v is not None}
-    state_dir = Path(
-        os.path.expanduser(str(overrides.get("state_dir") or os.environ.get("DISTILL_STATE_DIR") or ""))
-    ) if (overrides.get("state_dir") or os.environ.get("DISTILL_STATE_DIR")) else None
-    config = os.environ.get("DISTILL_CONFIG")
-    if config:
-        config_path = Path(os.path.expanduser(config))
-        if not config_path.is_file():
-            raise ConfigError(f"DISTILL_CONFIG points at {config_path}, which is not a file")
-    else:
-        config_path = (state_dir or DEFAULT_STATE_DIR) / "config.toml"
-    token = _config_file.set(config_path)
+    values, config_path = core.gather(Settings.model_fields, json_names=_JSON_FIELDS, flags=overrides, strict=True)
     try:
-        settings = Settings(**overrides)
-    except ConfigError:
-        raise
-    except Exception as exc:  # pydantic's ValidationError: name the setting and the source
+        return Settings(**values)
+    except ValidationError as exc:  # name the setting and where it may have come from
         raise ConfigError(f"invalid configuration ({config_path} / DISTILL_* / flags):\n{exc}") from exc
-    finally:
-        _config_file.reset(token)
-    if state_dir is not None:
-        # the config file may not move the state dir away from where it was found
-        settings.state_dir = state_dir
-    return settings

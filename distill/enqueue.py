@@ -1,7 +1,7 @@
 """``distill enqueue``: an agent hook's fast path — validate, drop one task file, return.
 
 It runs at every session end, so it imports neither pydantic nor anything heavy: the settings
-come from :mod:`distill.hookconfig` (falling back to the full model only when that reader
+come from :mod:`distill.settings.hook` (falling back to the full model only when that reader
 cannot decide), the checks from :mod:`distill.roots`, and the task is written with
 :mod:`distill.atomic`. The task's shape is :class:`distill.queue.Task`; the worker validates
 every file it reads against that model, and the tests check this writer matches it.
@@ -14,7 +14,7 @@ import sys
 import time
 
 from .errors import DistillError
-from .hookconfig import HookConfig, load_hook_config
+from .settings.hook import HookConfig, load_hook_config
 from .roots import InvalidTask, check_session_file
 
 KINDS = ("session_end", "tail", "backfill")

@@ -192,7 +192,7 @@ def run_distill(settings: Settings, *, only_files: set[Path] | None = None,
                 cursor_path: Path | None = None, read_limit: Callable[[str], int | None] | None = None,
                 progress: Progress | None = None) -> RunSummary:
     """Retry pending batches, then cut and distil new ones until the tails are drained."""
-    from .batch import create_batch, pending_batches
+    from .batch import create_batch, pending_batches, record_last_run
     from .llm.base import get_provider
 
     started = time.monotonic()
@@ -226,4 +226,5 @@ def run_distill(settings: Settings, *, only_files: set[Path] | None = None,
     total.action = "committed" if committed else "noop"
     total.counters["batches_committed"] = committed
     total.seconds = time.monotonic() - started
+    record_last_run(settings, total)
     return total

@@ -11,12 +11,10 @@ agents outside the allow-list are refused. Stdlib only: the hook's fast path use
 from __future__ import annotations
 
 import os
-import re
 
 from .errors import DistillError
-from .hookconfig import AGENT_ID_PATTERN, HookConfig
-
-_AGENT_RE = re.compile(AGENT_ID_PATTERN)
+from .settings.core import agent_refusal
+from .settings.hook import HookConfig
 
 
 class InvalidTask(DistillError):
@@ -30,18 +28,9 @@ class SessionGone(InvalidTask):
 
 
 def check_agent(cfg: HookConfig, agent_id: str) -> None:
-    if not isinstance(agent_id, str) or not _AGENT_RE.match(agent_id):
-        raise InvalidTask(f"agent id {agent_id!r} is not valid: use 1-64 characters from [A-Za-z0-9._-]")
-    if agent_id == cfg.distiller_agent_id:
-        raise InvalidTask(
-            f"agent {agent_id!r} is the distiller's own agent (distiller_agent_id), whose sessions are never read"
-        )
-    allowed = cfg.allowed()
-    if allowed is not None and agent_id not in allowed:
-        raise InvalidTask(
-            f"agent {agent_id!r} is not in the allow-list OPENCLAW_JSONL_DISTILL_ALLOWED_AGENT_IDS "
-            f"({', '.join(sorted(allowed))}); add it there to distill its sessions"
-        )
+    reason = agent_refusal(agent_id, cfg.distiller_agent_id, cfg.allowed_agent_ids)
+    if reason is not None:
+        raise InvalidTask(reason)
 
 
 def check_session_file(cfg: HookConfig, agent_id: str, session_file: str) -> tuple[str, str]:

@@ -2,27 +2,38 @@
 
 Each ``distill/cli/<group>.py`` module has ``register(subparsers)``; its handlers take
 ``(settings, args)`` and return a result object that :func:`emit` prints as JSON (``--json``)
-or as readable text. Modules here import nothing heavy at import time (LanceDB, LLM SDKs,
-numpy): ``distill enqueue`` is an agent hook's fast path.
+or as readable text. Only the module of the command being run is imported (``COMMANDS``), and
+modules here import nothing heavy at import time (LanceDB, LLM SDKs, numpy): start-up is most
+of a no-op ``distill run``, and ``distill enqueue`` is an agent hook's fast path.
 """
 
 from __future__ import annotations
 
 import sys
 
+from ..errors import DistillError
+
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: `distill enqueue` must not pay for importing typing
 if TYPE_CHECKING:
     import argparse
     from typing import Any, Callable
 
-from ..errors import DistillError
+# command -> the module under distill/cli/ whose register() adds it. A new command is one line
+# here; --help and unknown commands import every module listed.
+COMMANDS = {
+    "init": "tails", "run": "tails", "commit": "tails", "abort": "tails", "status": "tails",
+    "memories": "memories",
+    "distill": "distill_cmd",
+    "enqueue": "queue_cmds", "backfill": "queue_cmds",
+}
 
-COMMAND_MODULES = ("tails", "memories", "distill_cmd", "queue_cmds")
 
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser for ``argv``: just its command's module, or every module if that is unclear."""
     import argparse
     import importlib
+
+    from ..enqueue import command_index
 
     parser = argparse.ArgumentParser(
         prog="distill",
@@ -31,14 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_global_flags(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"{__name__}.{name}":
-                continue  # a command group not built yet
-            raise
-        module.register(sub)
+    idx = command_index(argv) if argv is not None else None
+    chosen = COMMANDS.get(argv[idx]) if argv is not None and idx is not None else None
+    for name in dict.fromkeys([chosen] if chosen else COMMANDS.values()):
+        importlib.import_module(f"{__name__}.{name}").register(sub)
     return parser
 
 
@@ -92,11 +99,11 @@ def emit(result: Any, as_json: bool) -> None:
 def main(argv: list[str] | None = None) -> int:
     from ..enqueue import fast_main  # the hook's fast path: no parser tree, no pydantic
 
-    fast = fast_main(sys.argv[1:] if argv is None else list(argv))
+    argv = sys.argv[1:] if argv is None else list(argv)
+    fast = fast_main(argv)
     if fast is not None:
         return fast
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
     try:
         settings = settings_from_args(args)
         result = args.handler(settings, args)

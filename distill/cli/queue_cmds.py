@@ -45,7 +45,7 @@ def register(sub) -> None:
 
 def _enqueue(settings, args: argparse.Namespace) -> Queued:
     from ..enqueue import enqueue, session_file_arg
-    from ..hookconfig import HookConfig
+    from ..settings.hook import HookConfig
 
     return Queued(enqueue(HookConfig.from_settings(settings), args.agent, session_file_arg(args.session_file),
                           args.kind))

@@ -57,14 +57,13 @@ def _run(settings, args: argparse.Namespace):
                 raise
             raise DistillError("`run --distill` needs the built-in distiller (distill.pipeline), which is not "
                                "installed in this build; run `distill run` and distill the batch yourself") from None
-        from ..batch import record_last_run
-
         summary = run_distill(settings)
-        record_last_run(settings, summary)
         return StepResult(action=summary.action, summary=summary)
-    from ..batch import create_batch
+    from ..batch import create_batch, record_last_run
 
-    return create_batch(settings)
+    result = create_batch(settings)
+    record_last_run(settings, result.summary, result.batchFile)
+    return result
 
 
 def _commit(settings, args: argparse.Namespace):

@@ -1,0 +1,137 @@
+"""The one precedence implementation, and the agent rules, in the standard library only.
+
+Highest first: command-line flags, the environment (``DISTILL_<FIELD>``, case-insensitive,
+plus ``OPENCLAW_JSONL_DISTILL_ALLOWED_AGENT_IDS`` as in the script this replaces),
+``config.toml`` (``DISTILL_CONFIG``, else ``<state_dir>/config.toml``), the defaults. Each
+layer gives a field's whole value (no merging of lists or tables across layers).
+
+This module gathers raw values; it does not validate them. The full settings
+(:class:`distill.config.Settings`, pydantic) and the hook's slice
+(:class:`distill.settings.hook.HookConfig`, no pydantic: ``distill enqueue`` runs at every
+session end) are both built from :func:`gather`, so they cannot disagree on where a value
+comes from.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ..errors import ConfigError
+
+_HOME = os.path.expanduser("~")
+DEFAULT_STATE_DIR = os.path.join(_HOME, ".openclaw", "state", "jsonl-distill")
+DEFAULT_AGENTS_DIR = os.path.join(_HOME, ".openclaw", "agents")
+DEFAULT_DB = os.path.join(_HOME, ".openclaw", "memory", "lancedb-pro")
+DEFAULT_DISTILLER = "memory-distiller"
+
+AGENT_ID_PATTERN = r"^[A-Za-z0-9._-]{1,64}$"
+AGENT_ID_RE = re.compile(AGENT_ID_PATTERN)
+AGENT_ID_RULE = "1-64 characters from [A-Za-z0-9._-]"
+
+ALLOW_LIST_ENV = "OPENCLAW_JSONL_DISTILL_ALLOWED_AGENT_IDS"
+# environment names per field beyond DISTILL_<FIELD>, in the order they win
+EXTRA_ENV = {"allowed_agent_ids": (ALLOW_LIST_ENV,)}
+# paths in config.toml are relative to the file's folder (so a state dir can carry its own transcripts)
+TOML_PATH_KEYS = ("state_dir", "agents_dir", "db")
+
+
+def gather(names, *, json_names=(), flags: dict | None = None, strict: bool = False) -> tuple[dict, str]:
+    """Raw values of the fields ``names`` that some layer sets, and the config file's path.
+
+    ``flags``: command-line values (None = not given). ``json_names``: fields whose
+    environment value is JSON (lists and tables). ``strict``: also return unknown keys of
+    flags and ``config.toml``, so that the model validating the values refuses a typo."""
+    flags = {k: v for k, v in (flags or {}).items() if v is not None}
+    env = {k.lower(): v for k, v in os.environ.items()}
+    state_dir = flags.get("state_dir") or env.get("distill_state_dir")
+    config_path = config_file(state_dir)
+    toml = read_toml(config_path)
+    values = {}
+    for name in names:
+        if name in flags:
+            values[name] = flags[name]
+            continue
+        env_name = next((n for n in ("distill_" + name, *(e.lower() for e in EXTRA_ENV.get(name, ())))
+                         if n in env), None)
+        if env_name is not None:
+            values[name] = _decode_env(env_name, env[env_name]) if name in json_names else env[env_name]
+        elif name in toml:
+            values[name] = toml[name]
+    if strict:
+        values.update((k, v) for layer in (toml, flags) for k, v in layer.items() if k not in names)
+    for key in TOML_PATH_KEYS:
+        if isinstance(values.get(key), (str, os.PathLike)):
+            values[key] = os.path.expanduser(os.fspath(values[key]))
+    return values, config_path
+
+
+def config_file(state_dir: str | os.PathLike | None) -> str:
+    config = os.environ.get("DISTILL_CONFIG")
+    if config:
+        path = os.path.expanduser(config)
+        if not os.path.isfile(path):
+            raise ConfigError(f"DISTILL_CONFIG points at {path}, which is not a file")
+        return path
+    base = os.path.expanduser(os.fspath(state_dir)) if state_dir else DEFAULT_STATE_DIR
+    return os.path.join(base, "config.toml")
+
+
+def read_toml(path: str) -> dict:
+    """``config.toml`` (``{}`` if absent), with relative paths resolved against its folder."""
+    if not os.path.isfile(path):
+        return {}
+    import tomllib
+
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+    base = os.path.dirname(path)
+    for key in TOML_PATH_KEYS:
+        if isinstance(data.get(key), str):
+            data[key] = _resolve(base, data[key])
+    for src in data.get("sources") or []:
+        if isinstance(src, dict) and isinstance(src.get("path"), str):
+            src["path"] = _resolve(base, src["path"])
+    return data
+
+
+def _resolve(base: str, value: str) -> str:
+    p = os.path.expanduser(value)
+    return p if os.path.isabs(p) else os.path.realpath(os.path.join(base, p))
+
+
+def _decode_env(name: str, raw: str):
+    import json
+
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise ConfigError(f"environment variable {name.upper()} is not valid JSON ({exc})") from None
+
+
+# --- which agents are read (the full settings and the hook's checks both ask here) ----------
+
+def allow_list(raw: str) -> frozenset[str] | None:
+    """None means every agent (unset, empty, ``*`` or ``all``)."""
+    raw = raw.strip()
+    if raw in ("", "*", "all"):
+        return None
+    return frozenset(a.strip() for a in raw.split(",") if a.strip())
+
+
+def agent_refusal(agent_id: str, distiller_agent_id: str, allowed_agent_ids: str) -> str | None:
+    """Why this agent's sessions are not read, or None. The distiller never reads itself; the
+    allow-list narrows the rest."""
+    if not isinstance(agent_id, str) or not AGENT_ID_RE.match(agent_id):
+        return f"agent id {agent_id!r} is not valid: use {AGENT_ID_RULE}"
+    if agent_id == distiller_agent_id:
+        return (f"agent {agent_id!r} is the distiller's own agent (distiller_agent_id), "
+                "whose sessions are never read")
+    allowed = allow_list(allowed_agent_ids)
+    if allowed is not None and agent_id not in allowed:
+        return (f"agent {agent_id!r} is not in the allow-list {ALLOW_LIST_ENV} "
+                f"({', '.join(sorted(allowed))}); add it there to distill its sessions")
+    return None

@@ -1,0 +1,48 @@
+"""Start-up: a command imports its own module and the settings core, not the rest.
+
+Speed itself is measured by tests/bench/bench_vs_script.py (never timed here); these tests
+pin what makes it: which modules a command loads, and that the command table is complete.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+
+import pytest
+
+from distill.cli import COMMANDS, build_parser
+
+
+def imported(tmp_path, *args: str) -> set[str]:
+    """The modules loaded by running ``distill ARGS`` in a fresh interpreter."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DISTILL_")}
+    code = ("import sys; from distill.cli import main; rc = main(sys.argv[1:]); "
+            "print('\\n'.join(sys.modules), file=sys.stderr); sys.exit(rc)")
+    p = subprocess.run([sys.executable, "-c", code, "--state-dir", str(tmp_path / "s"),
+                        "--agents-dir", str(tmp_path / "a"), *args], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return set(p.stderr.split())
+
+
+@pytest.mark.parametrize("command", ["status", "run"])
+def test_a_command_loads_only_its_own_module(tmp_path, command):
+    mods = imported(tmp_path, command)
+    assert "distill.cli.tails" in mods
+    assert not mods & {"distill.cli.memories", "distill.cli.queue_cmds", "distill.cli.distill_cmd"}
+    assert not mods & {"pydantic_settings", "lancedb", "numpy", "httpx", "google.genai", "pyarrow"}
+
+
+def test_every_registered_command_is_in_the_table():
+    """A command a module registers but the table lacks would be unreachable."""
+    import argparse
+
+    for module in set(COMMANDS.values()):
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(f"distill.cli.{module}").register(sub)
+        assert {name: module for name in sub.choices} == {n: m for n, m in COMMANDS.items() if m == module}
+    parser = build_parser(["--help"])
+    assert set(parser._subparsers._group_actions[0].choices) == set(COMMANDS)
