@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 from ..errors import DistillError
 
-COMMAND_MODULES = ("tails", "memories", "distill_cmd", "queue_cmds")
+COMMAND_MODULES = ("tails", "memories", "distill_cmd", "queue_cmds", "mcp_cmd", "hooks_cmd")
 
 
 def build_parser() -> argparse.ArgumentParser:

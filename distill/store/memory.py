@@ -37,7 +37,7 @@ from .models import (
     StoreStats,
 )
 from .scrub import scrub_draft
-from .search import ROW_COLUMNS, fts_search, rrf, vector_search, where_clause
+from .search import RELEVANCE_FLOOR, ROW_COLUMNS, fts_search, hybrid_search, vector_search, where_clause
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -255,7 +255,9 @@ class MemoryStore:
 
     # ---------------------------------------------------------------- reading
     def search(self, query: str, *, mode: Literal["vector", "fts", "hybrid"] = "hybrid",
-               scope: str | None = None, category: str | None = None, limit: int = 10) -> list[MemoryHit]:
+               scope: str | list[str] | None = None, category: str | None = None, limit: int = 10,
+               floor: float | None = RELEVANCE_FLOOR) -> list[MemoryHit]:
+        """``hybrid`` scores are 0-1 relevance and hits under ``floor`` are left out (search.py)."""
         where = where_clause(scope, category)
         limit = max(1, int(limit))
         if mode == "fts":
@@ -265,11 +267,9 @@ class MemoryStore:
             raise tbl.dim_mismatch(self.settings.table, self.dim, self.embedder.name, len(qvec))
         if mode == "vector":
             return vector_search(self.table, qvec, where, limit)
-        depth = max(limit * 3, 20)
-        fts = _POOL.submit(fts_search, self.table, query, where, depth)  # both run at once
-        return rrf([vector_search(self.table, qvec, where, depth), fts.result()], limit)
+        return hybrid_search(self.table, query, qvec, where, limit, floor=floor, pool=_POOL)
 
-    def list(self, *, scope: str | None = None, category: str | None = None, since_ms: int | None = None,
+    def list(self, *, scope: str | list[str] | None = None, category: str | None = None, since_ms: int | None = None,
              limit: int | None = 50) -> list[MemoryRow]:
         """Newest first."""
         ts_float = _ts_is_float(self.table.schema)
