@@ -44,7 +44,8 @@ def _enqueue(settings, args: argparse.Namespace) -> Queued:
     from ..enqueue import enqueue, session_file_arg
     from ..hookconfig import HookConfig
 
-    return Queued(enqueue(HookConfig.from_settings(settings), args.agent, session_file_arg(args.session_file),
+    cfg = HookConfig.from_settings(settings)
+    return Queued(enqueue(cfg, args.agent, session_file_arg(args.session_file, args.payload, cfg, args.agent),
                           args.kind))
 
 
