@@ -303,23 +303,30 @@ class MemoryStore:
         )
 
     # ---------------------------------------------------------------- forgetting
+    def get(self, id_prefix: str) -> MemoryRow:
+        """One memory by its id or an unambiguous prefix of at least 8 characters."""
+        return _row(self._one_by_prefix(id_prefix))
+
     def forget(self, id_prefix: str) -> MemoryRow:
         """Delete one memory by an id prefix of at least 8 characters; refuse an ambiguous one."""
+        with self._lock(self.settings):
+            row = self._one_by_prefix(id_prefix)
+            self.table.delete(f"id = '{row['id']}'")
+            self.index.drop(row["id"])
+        return _row(row)
+
+    def _one_by_prefix(self, id_prefix: str) -> dict[str, Any]:
         prefix = id_prefix.strip().lower()
         if len(prefix) < 8 or not all(c in "0123456789abcdef-" for c in prefix):
             raise SchemaMismatch(f"{id_prefix!r} is not an id prefix: give at least 8 hex characters "
                                  "of an id shown by `distill memories list`")
-        with self._lock(self.settings):
-            rows = self.table.search().where(f"id LIKE '{prefix}%'").select(ROW_COLUMNS).limit(50).to_list()
-            if not rows:
-                raise SchemaMismatch(f"no memory id starts with {prefix!r}")
-            if len({r['id'] for r in rows}) > 1:
-                shown = ", ".join(sorted({r["id"] for r in rows})[:5])
-                raise SchemaMismatch(f"{prefix!r} matches {len(rows)} memories ({shown}); give a longer prefix")
-            row = rows[0]
-            self.table.delete(f"id = '{row['id']}'")
-            self.index.drop(row["id"])
-        return _row(row)
+        rows = self.table.search().where(f"id LIKE '{prefix}%'").select(ROW_COLUMNS).limit(50).to_list()
+        if not rows:
+            raise SchemaMismatch(f"no memory id starts with {prefix!r}")
+        if len({r['id'] for r in rows}) > 1:
+            shown = ", ".join(sorted({r["id"] for r in rows})[:5])
+            raise SchemaMismatch(f"{prefix!r} matches {len(rows)} memories ({shown}); give a longer prefix")
+        return rows[0]
 
     # ---------------------------------------------------------------- interchange
     def export(self, *, scope: str | None = None, category: str | None = None) -> dict[str, Any]:
