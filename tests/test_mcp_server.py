@@ -175,3 +175,61 @@ def test_bad_flags_are_refused_with_a_message(tmp_path, bad):
     proc = subprocess.run([sys.executable, "-m", "distill", "mcp", *bad], env={**os.environ, **env_for(tmp_path)},
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert proc.returncode == 2 and "distill: error:" in proc.stderr
+
+
+def test_two_servers_and_a_pipeline_run_writing_at_once_lose_nothing_and_double_nothing(tmp_path):
+    import shutil
+
+    state = tmp_path / "state"
+    state.mkdir()
+    shutil.copy(REPO / "state.example" / "config.toml", state)
+    for part in ("agents", "sources"):
+        shutil.copytree(REPO / "state.example" / part, state / part)
+    env = {**env_for(tmp_path), "DISTILL_STATE_DIR": str(state)}
+    facts = {agent: [f"Fact: the {agent} team's service number {i} listens on port {7000 + 10 * i + len(agent)}."
+                     for i in range(6)] for agent in ("alpha", "beta")}
+    shared = "Decision: every service writes its logs as JSON lines to stdout, never to local files."
+
+    async def agent_session(agent: str) -> list[dict]:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "distill", "mcp", "--agent", agent],
+                                       env=env, cwd=str(tmp_path))
+        out = []
+        async with Client(params, read_timeout_seconds=300) as client:
+            for text in facts[agent]:
+                out.append(await call(client, "remember", text=text, category="fact"))
+            out.append(await call(client, "remember", text=shared, category="decision", scope="global"))
+        return out
+
+    async def everyone():
+        results: dict = {}
+
+        async def one(agent):
+            results[agent] = await agent_session(agent)
+
+        async def pipeline():
+            results["run"] = await anyio.run_process([sys.executable, "-m", "distill", "run", "--distill", "--json"],
+                                                     env={**os.environ, **env}, cwd=str(tmp_path), check=False)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pipeline)
+            tg.start_soon(one, "alpha")
+            tg.start_soon(one, "beta")
+        return results
+
+    results = anyio.run(everyone)
+    assert results["run"].returncode == 0, results["run"].stderr.decode()
+    import json as _json
+
+    summary = _json.loads(results["run"].stdout.decode().strip().splitlines()[-1])["summary"]
+    from distill.config import load_settings
+    from distill.store.memory import MemoryStore
+
+    rows = MemoryStore.open(load_settings(state_dir=str(state), db=str(tmp_path / "db"))).list(limit=None)
+    texts = [r.text for r in rows]
+    for agent in ("alpha", "beta"):
+        for text in facts[agent]:
+            assert texts.count(text) == 1
+    assert texts.count(shared) == 1
+    statuses = sorted(r[-1]["status"] for r in (results["alpha"], results["beta"]))
+    assert statuses == ["added", "duplicate"]
+    assert len(rows) == 6 + 6 + 1 + summary["memories_added"] and summary["memories_added"] >= 1
