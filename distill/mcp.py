@@ -138,7 +138,7 @@ class Memories:
         with self._lock:
             hits = self.store.search(query, scope=scopes, category=category, limit=max(1, min(limit, 50)))
         where = "every scope" if scopes is None else (scopes if isinstance(scopes, str) else " + ".join(scopes))
-        note = (f"{len(hits)} relevant memories in {where}" if hits
+        note = (f"{len(hits)} relevant {'memory' if len(hits) == 1 else 'memories'} in {where}" if hits
                 else f"nothing relevant to {query!r} in {where}")
         return RecallResult(query=query, hits=[_hit(h) for h in hits], note=note)
 
