@@ -230,10 +230,10 @@ def duplicate_decision(store: "MemoryStore", text: str, scope: str):
     near = store.search(text, mode="vector", scope=scope, limit=1, floor=None)
     nearest = near[0] if near else None
     if outcome.status == "duplicate":
-        if nearest is None or nearest.id != outcome.id:
-            rows = store.list(scope=scope, limit=None)
-            nearest = next((_as_hit(r) for r in rows if r.id == outcome.id), nearest)
         kind = outcome.reason or ""
+        if nearest is None or nearest.id != outcome.id:
+            cosine = 1.0 if kind == "exact" else float(kind.partition(":")[2] or 0.0)
+            nearest = _as_hit(store.get(outcome.id), cosine)
         reason = ("same text as " if kind == "exact" else f"same fact as ({kind}) ") + outcome.id
         return "duplicate", nearest, reason
     if nearest is None:
@@ -276,10 +276,10 @@ def _hit(hit) -> Hit:
     return Hit(**_memory(hit).model_dump(), score=round(float(hit.score), 3))
 
 
-def _as_hit(row):
+def _as_hit(row, score: float):
     from .store.models import MemoryHit
 
-    return MemoryHit(**row.model_dump(), score=0.0)
+    return MemoryHit(**row.model_dump(), score=score)
 
 
 # ---------------------------------------------------------------- the server
