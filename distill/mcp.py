@@ -112,8 +112,18 @@ class Memories:
         if self._store is None:
             from .store.memory import MemoryStore
 
+            if self.read_only:
+                self._refuse_to_create()
             self._store = MemoryStore.open(self.settings)
         return self._store
+
+    def _refuse_to_create(self) -> None:
+        """A read-only server never writes, not even an empty table."""
+        from .store import table as tbl
+
+        if tbl.open_table(tbl.connect(self.settings.db), self.settings.table) is None:
+            raise ToolFailure(f"there is no memory table {self.settings.table!r} in {self.settings.db} yet: "
+                              "nothing has been stored")
 
     def own_scope(self, scope: Literal["agent", "global"]) -> str:
         if scope == "global":

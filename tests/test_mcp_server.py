@@ -119,11 +119,14 @@ def test_read_only_server_offers_no_writing_tool_and_refuses_one(tmp_path):
         async with stdio(tmp_path, "--read-only") as client:
             names = {t.name for t in (await client.list_tools()).tools}
             refused = await client.call_tool("remember", {"text": PITFALL, "category": "fact"})
-            return names, refused
+            empty = await client.call_tool("recall", {"query": "pnpm"})
+            return names, refused, empty
 
-    names, refused = anyio.run(go)
+    names, refused, empty = anyio.run(go)
     assert names == {"recall", "list_facts", "check_duplicate"}
     assert refused.is_error
+    assert empty.is_error and "nothing has been stored" in empty.content[0].text
+    assert not (tmp_path / "db" / "memories.lance").exists()
     assert not (tmp_path / "db" / ".distill-write.lock").exists()
 
 
