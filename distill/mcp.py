@@ -119,9 +119,9 @@ class Memories:
 
     def _refuse_to_create(self) -> None:
         """A read-only server never writes, not even an empty table."""
-        from .store import table as tbl
+        from pathlib import Path
 
-        if tbl.open_table(tbl.connect(self.settings.db), self.settings.table) is None:
+        if not (Path(self.settings.db) / f"{self.settings.table}.lance").is_dir():
             raise ToolFailure(f"there is no memory table {self.settings.table!r} in {self.settings.db} yet: "
                               "nothing has been stored")
 

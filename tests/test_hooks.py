@@ -188,3 +188,11 @@ def test_a_broken_settings_file_is_refused_and_left_alone(home, capsys):
     assert code == 2 and "settings.json is not valid JSON" in err
     assert (home / ".claude" / "settings.json").read_text() == "{not json"
     assert "distill" not in json.loads((home / ".claude.json").read_text())["mcpServers"]
+
+
+def test_uninstall_without_install_changes_nothing(home, capsys):
+    before = snapshot(home)
+    for agent in ("claude-code", "codex", "openclaw"):
+        code, done = hooks(capsys, "uninstall", agent, "--home", str(home))
+        assert code == 0 and done["changed"] == []
+    assert snapshot(home) == before

@@ -126,8 +126,7 @@ def test_read_only_server_offers_no_writing_tool_and_refuses_one(tmp_path):
     assert names == {"recall", "list_facts", "check_duplicate"}
     assert refused.is_error
     assert empty.is_error and "nothing has been stored" in empty.content[0].text
-    assert not (tmp_path / "db" / "memories.lance").exists()
-    assert not (tmp_path / "db" / ".distill-write.lock").exists()
+    assert not (tmp_path / "db").exists()
 
 
 def free_port() -> int:
