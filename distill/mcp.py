@@ -126,12 +126,8 @@ class Memories:
                               "nothing has been stored")
 
     def own_scope(self, scope: Literal["agent", "global"]) -> str:
-        if scope == "global":
-            return "global"
-        if not self.agent:
-            raise ToolFailure("this server has no agent (start it with --agent ID) so it can only "
-                              "remember with scope='global'")
-        return f"agent:{self.agent}"
+        """Where this server writes: its agent's scope, or global (also for a server without --agent)."""
+        return f"agent:{self.agent}" if scope == "agent" and self.agent else "global"
 
     def readable_scopes(self, scope: str | None) -> str | list[str] | None:
         """An explicit scope is searched alone; by default, global plus this server's agent."""
@@ -154,18 +150,14 @@ class Memories:
 
     def remember(self, text: str, category: Category, importance: float = 0.7,
                  scope: Literal["agent", "global"] = "agent") -> RememberResult:
-        from collections import Counter
-
         from .redact import redact
         from .store.models import MemoryDraft
 
-        if scope == "agent" and not self.agent:
-            scope = "global"
         target = self.own_scope(scope)
         clean, found = redact(text.strip())
         reason = text_problem(clean)
         if reason:
-            return RememberResult(status="rejected", answer=f"rejected: {reason}", redacted=sorted(Counter(found)))
+            return RememberResult(status="rejected", answer=f"rejected: {reason}", redacted=sorted(found))
         draft = MemoryDraft(text=clean, category=category, scope=target, importance=importance,
                             metadata={"provenance": {"agent": self.agent or "mcp", "via": "mcp"},
                                       "kind": category})
@@ -192,8 +184,6 @@ class Memories:
     def check_duplicate(self, text: str, scope: Literal["agent", "global"] = "agent") -> DuplicateCheck:
         from .redact import redact
 
-        if scope == "agent" and not self.agent:
-            scope = "global"
         target = self.own_scope(scope)
         clean, _ = redact(text.strip())
         if not clean:
