@@ -63,22 +63,65 @@ def add_enqueue_args(p) -> None:
                    help="the session transcript (.jsonl); '-' reads a hook's JSON from stdin "
                         "(Claude Code's transcript_path, or session_file / sessionFile)")
     p.add_argument("--kind", choices=KINDS, default="session_end", help="why the task was made (default session_end)")
+    p.add_argument("payload", nargs="?", help="an agent's event JSON passed as the last argument (Codex's notify); "
+                                              "with --session-file -")
 
 
-def session_file_arg(value: str) -> str:
-    """``-``: the hook's event JSON on stdin names the file (Claude Code passes ``transcript_path``)."""
+def session_file_arg(value: str, payload: str | None = None, cfg: HookConfig | None = None,
+                     agent_id: str | None = None) -> str:
+    """``-``: the hook's event JSON names the file — on stdin (Claude Code passes
+    ``transcript_path``), or as the last argument (Codex's ``notify`` program, whose payload
+    names only the ``thread-id``: the file is that thread's rollout under the agent's roots)."""
     if value != "-":
         return value
     import json
 
+    where = "the notify payload" if payload is not None else "stdin"
     try:
-        event = json.loads(sys.stdin.read() or "{}")
+        event = json.loads(payload if payload is not None else (sys.stdin.read() or "{}"))
     except ValueError as exc:
-        raise InvalidTask(f"--session-file -: stdin is not JSON ({exc})") from None
+        raise InvalidTask(f"--session-file -: {where} is not JSON ({exc})") from None
     for key in HOOK_JSON_KEYS:
         if isinstance(event, dict) and isinstance(event.get(key), str):
             return event[key]
-    raise InvalidTask(f"--session-file -: stdin JSON has none of {', '.join(HOOK_JSON_KEYS)}")
+    thread = event.get("thread-id") if isinstance(event, dict) else None
+    if isinstance(thread, str) and cfg is not None and agent_id:
+        return codex_rollout(cfg, agent_id, thread)
+    raise InvalidTask(f"--session-file -: {where} JSON has none of {', '.join(HOOK_JSON_KEYS)}, thread-id")
+
+
+def codex_rollout(cfg: HookConfig, agent_id: str, thread_id: str) -> str:
+    """The rollout file of a Codex thread: ``<root>/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl``
+    under the agent's ``[[sources]]`` roots; today's and yesterday's folders are looked at first."""
+    if not thread_id or not all(c.isalnum() or c == "-" for c in thread_id):
+        raise InvalidTask(f"--session-file -: thread-id {thread_id!r} is not a Codex thread id")
+    suffix = f"-{thread_id}.jsonl"
+    roots = [root for root, agent in cfg.sources if agent == agent_id]
+    now = time.time()
+    for root in roots:
+        for day in (now, now - 86400):
+            folder = os.path.join(root, time.strftime("%Y/%m/%d", time.localtime(day)))
+            found = _rollout_in(folder, suffix)
+            if found:
+                return found
+    for root in roots:
+        for folder, _dirs, _files in os.walk(root):
+            found = _rollout_in(folder, suffix)
+            if found:
+                return found
+    raise InvalidTask(f"no Codex rollout file for thread {thread_id} under the roots of agent {agent_id!r} "
+                      f"({', '.join(roots) or 'none configured: add a [[sources]] root'})")
+
+
+def _rollout_in(folder: str, suffix: str) -> str | None:
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return None
+    for name in names:
+        if name.startswith("rollout-") and name.endswith(suffix):
+            return os.path.join(folder, name)
+    return None
 
 
 def human_line(task: dict) -> str:
@@ -117,7 +160,8 @@ def fast_main(argv: list[str]) -> int | None:
 
             cfg = HookConfig.from_settings(load_settings(state_dir=opts.get("state_dir"),
                                                          agents_dir=opts.get("agents_dir"), db=opts.get("db")))
-        task = enqueue(cfg, opts["agent"], session_file_arg(opts["session_file"]), opts.get("kind", "session_end"))
+        session_file = session_file_arg(opts["session_file"], opts.get("payload"), cfg, opts["agent"])
+        task = enqueue(cfg, opts["agent"], session_file, opts.get("kind", "session_end"))
     except DistillError as exc:
         if as_json:
             import json
@@ -146,6 +190,10 @@ def _parse_fast(argv: list[str]) -> dict[str, str] | None:
     rest = argv[:idx] + argv[idx + 1:]
     i = 0
     while i < len(rest):
+        if rest[i].startswith("{") and i == len(rest) - 1:
+            opts["payload"] = rest[i]  # Codex's notify appends its event JSON as the last argument
+            i += 1
+            continue
         flag, eq, value = rest[i].partition("=")
         if flag == "--json" and not eq:
             opts["json"] = ""

@@ -94,3 +94,37 @@ def test_human_output_of_a_real_process(tmp_path):
     lst = subprocess.run([*distill, "memories", "list"], env=env, capture_output=True, text=True, timeout=120)
     assert lst.stdout.splitlines()[0].startswith("[22222222] [preference:global] Use uv instead of pip")
     assert "WARN" not in lst.stderr
+
+
+def test_search_scores_people_read_show_and_list_full_give_provenance(cli, capsys):
+    from distill.config import load_settings
+    from distill.store.memory import MemoryStore
+    from distill.store.models import MemoryDraft
+
+    store = MemoryStore.open(load_settings())
+    text = "Pitfall: CI failed with ERR_PNPM_OUTDATED_LOCKFILE. Fix: run pnpm install and commit pnpm-lock.yaml."
+
+    def draft(session: str, start: int) -> MemoryDraft:
+        f = f"/home/ana/.openclaw/agents/main/sessions/{session}.jsonl"
+        return MemoryDraft(text=text, category="fact", scope="agent:main", metadata={"provenance": {
+            "agent": "main", "sessions": [session], "files": [f], "ranges": [{"file": f, "start": start, "end": start + 900}],
+            "entryIds": [f"e-{session}"]}})
+
+    row_id = store.add([draft("s-one", 0)])[0].id
+    assert store.add([draft("s-two", 4096)])[0].status == "duplicate"
+
+    code, shown, _ = cli("show", row_id[:8])
+    assert code == 0 and shown["provenance"]["seen_count"] == 2
+    assert shown["provenance"]["sessions"] == ["s-one", "s-two"]
+    code, out, _ = cli("show", row_id[:8], as_json=False)
+    assert "seen 2x" in out and "entry ids: e-s-one, e-s-two" in out
+    assert "s-two.jsonl bytes [4096, 4996)" in out and text in out
+
+    code, out, _ = cli("list", "--full", as_json=False)
+    assert text in out and "s-one.jsonl bytes [0, 900)" in out
+
+    code, out, _ = cli("search", "ERR_PNPM_OUTDATED_LOCKFILE", as_json=False)
+    score = out.split()[0]
+    assert score.endswith("%") and 90 <= int(score[:-1]) <= 100 and row_id[:8] in out
+    code, out, _ = cli("search", "best sourdough hydration ratio", as_json=False)
+    assert out.startswith("nothing relevant to 'best sourdough hydration ratio'")

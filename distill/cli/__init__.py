@@ -25,6 +25,8 @@ COMMANDS = {
     "memories": "memories",
     "distill": "distill_cmd",
     "enqueue": "queue_cmds", "backfill": "queue_cmds",
+    "mcp": "mcp_cmd",
+    "hooks": "hooks_cmd",
 }
 
 

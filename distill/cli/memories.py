@@ -1,4 +1,4 @@
-"""``distill memories list|search|stats|forget|export|import|reembed|compact|doctor|migrate``.
+"""``distill memories list|show|search|stats|forget|export|import|reembed|compact|doctor|migrate``.
 
 Nothing heavy is imported here at module level: LanceDB and the embedder load inside the
 handlers.
@@ -31,8 +31,13 @@ def register(sub: Any) -> None:
     _filters(p)
     p.add_argument("--since", help="only memories stored since: YYYY-MM-DD, ISO time, or 7d / 12h / 30m ago")
     p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    p.add_argument("--full", action="store_true", help="whole text and provenance of each memory")
 
-    p = command(msub, "search", handle_search, "search memories (vector, full-text or hybrid)")
+    p = command(msub, "show", handle_show, "one memory in full, with where it came from")
+    p.add_argument("id", help="the id or an unambiguous prefix (>= 8 characters)")
+
+    p = command(msub, "search", handle_search,
+                "search memories: hybrid shows only relevant hits, scored 0-100 %% (vector: cosine, fts: BM25)")
     p.add_argument("query", help="what to look for (any language)")
     p.add_argument("--mode", choices=["vector", "fts", "hybrid"], default="hybrid")
     _filters(p)
@@ -84,14 +89,82 @@ def _open(settings, *, embeds: bool = True, read_only: bool = False):
 class RowsResult(BaseModel):
     count: int
     memories: list[dict]
+    full: bool = False
 
     def human(self) -> str:
         if not self.memories:
             return "no memories match"
-        from ..store.models import MemoryHit, MemoryRow
+        from ..store.models import MemoryRow
 
-        rows = [MemoryHit(**m) if "score" in m else MemoryRow(**m) for m in self.memories]
+        rows = [MemoryRow(**m) for m in self.memories]
+        if self.full:
+            return "\n\n".join(full_text(r) for r in rows)
         return "\n".join(r.human() for r in rows)
+
+
+class SearchResult(BaseModel):
+    query: str
+    mode: str
+    floor: float | None
+    count: int
+    memories: list[dict]
+
+    def human(self) -> str:
+        if not self.memories:
+            if self.floor is None:
+                return "no memories match"
+            return (f"nothing relevant to {self.query!r} (no memory scored {self.floor:.0%} or more); "
+                    "try other words, or --mode vector for the nearest memories anyway")
+        from ..store.models import MemoryRow
+
+        lines = []
+        for m in self.memories:
+            score = f"{m['score']:4.0%}" if self.mode == "hybrid" else f"{m['score']:.3f}"
+            lines.append(f"{score}  {MemoryRow(**m).human()}")
+        return "\n".join(lines)
+
+
+class ShowResult(BaseModel):
+    memory: dict
+    provenance: dict
+
+    def human(self) -> str:
+        from ..store.models import MemoryRow
+
+        return full_text(MemoryRow(**self.memory))
+
+
+def full_text(row) -> str:
+    """A memory in full: its text, then where it came from (files, byte ranges, sessions, entry
+    ids, when it was first and last seen, how often)."""
+    from ..store.search import provenance_of
+
+    p = provenance_of(row.metadata)
+    lines = [f"{row.id}  [{row.category}:{row.scope}]  importance {row.importance:.2f}  stored {_when(row.timestamp)}",
+             *(f"  {line}" for line in row.text.splitlines())]
+    seen = f"seen {p['seen_count']}x"
+    if p["first_seen"]:
+        seen += f", first {_when(p['first_seen'])}, last {_when(p['last_seen'])}"
+    lines.append(f"  -- {seen}; agent {', '.join(p['agents']) or 'unknown'}")
+    for label, key in (("session", "sessions"), ("entry ids", "entry_ids")):
+        if p[key]:
+            lines.append(f"  -- {label}: {', '.join(map(str, p[key]))}")
+    ranges: dict[str, list[str]] = {}
+    for r in p["ranges"]:
+        if isinstance(r, dict) and r.get("file"):
+            ranges.setdefault(str(r["file"]), []).append(f"[{r.get('start')}, {r.get('end')})")
+    for f in p["files"]:
+        ranges.setdefault(str(f), [])
+    for f, spans in ranges.items():
+        lines.append(f"  -- file: {f}" + (f" bytes {' '.join(spans)}" if spans else ""))
+    return "\n".join(lines)
+
+
+def _when(ms) -> str:
+    try:
+        return datetime.fromtimestamp(int(ms) / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    except (TypeError, ValueError, OverflowError, OSError):
+        return "?"
 
 
 class ForgetResult(BaseModel):
@@ -128,13 +201,23 @@ class CompactResult(BaseModel):
 def handle_list(settings, args) -> RowsResult:
     rows = _open(settings, embeds=False, read_only=True).list(scope=args.scope, category=args.category,
                                 since_ms=parse_since(args.since), limit=args.limit)
-    return RowsResult(count=len(rows), memories=[r.model_dump() for r in rows])
+    return RowsResult(count=len(rows), memories=[r.model_dump() for r in rows], full=args.full)
 
 
-def handle_search(settings, args) -> RowsResult:
+def handle_show(settings, args) -> ShowResult:
+    from ..store.search import provenance_of
+
+    row = _open(settings, embeds=False, read_only=True).get(args.id)
+    return ShowResult(memory=row.model_dump(), provenance=provenance_of(row.metadata))
+
+
+def handle_search(settings, args) -> SearchResult:
+    from ..store.search import RELEVANCE_FLOOR
+
     hits = _open(settings, read_only=True).search(args.query, mode=args.mode, scope=args.scope,
                                   category=args.category, limit=args.limit)
-    return RowsResult(count=len(hits), memories=[h.model_dump() for h in hits])
+    return SearchResult(query=args.query, mode=args.mode, floor=RELEVANCE_FLOOR if args.mode == "hybrid" else None,
+                        count=len(hits), memories=[h.model_dump() for h in hits])
 
 
 def handle_stats(settings, args):

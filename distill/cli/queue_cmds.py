@@ -47,7 +47,8 @@ def _enqueue(settings, args: argparse.Namespace) -> Queued:
     from ..enqueue import enqueue, session_file_arg
     from ..settings.hook import HookConfig
 
-    return Queued(enqueue(HookConfig.from_settings(settings), args.agent, session_file_arg(args.session_file),
+    cfg = HookConfig.from_settings(settings)
+    return Queued(enqueue(cfg, args.agent, session_file_arg(args.session_file, args.payload, cfg, args.agent),
                           args.kind))
 
 

@@ -12,9 +12,10 @@ two-character piece of the query's CJK runs, ranked by the share of pieces they 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from .models import MemoryHit
-from .search import ROW_COLUMNS, fts_search, to_hit
+from .search import ROW_COLUMNS, _fts_rows, to_hit
 from .table import fts_index, index_tokenizer, splits_cjk
 
 CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
@@ -24,16 +25,22 @@ MAX_CANDIDATES = 2000
 
 
 def search(table, query: str, where: str | None, limit: int) -> list[MemoryHit]:
+    return [to_hit(r, float(r["_score"]), "fts") for r in search_rows(table, query, where, limit, ROW_COLUMNS)]
+
+
+def search_rows(table, query: str, where: str | None, limit: int, columns: list[str]) -> list[dict[str, Any]]:
+    """BM25 rows (``_score``), completed by the CJK substring scan where the index cannot split
+    the query; the scan's ``_score`` is the share of the query's pieces a row holds (0-1)."""
     idx = fts_index(table)
-    hits = fts_search(table, query, where, limit) if idx is not None else []
+    rows = _fts_rows(table, query, where, limit, columns) if idx is not None else []
     if idx is not None and splits_cjk(index_tokenizer(idx)):
-        return hits
+        return rows
     pieces = query_pieces(query, words=idx is None)
     if not pieces:
-        return hits
-    seen = {h.id for h in hits}
-    extra = [h for h in substring_search(table, pieces, where, limit + len(seen)) if h.id not in seen]
-    return (hits + extra)[:limit]
+        return rows
+    seen = {r["id"] for r in rows}
+    extra = [r for r in substring_rows(table, pieces, where, limit + len(seen), columns) if r["id"] not in seen]
+    return (rows + extra)[:limit]
 
 
 def query_pieces(query: str, *, words: bool = False) -> list[str]:
@@ -48,7 +55,8 @@ def query_pieces(query: str, *, words: bool = False) -> list[str]:
     return pieces[:MAX_PIECES]
 
 
-def substring_search(table, pieces: list[str], where: str | None, limit: int) -> list[MemoryHit]:
+def substring_rows(table, pieces: list[str], where: str | None, limit: int,
+                   columns: list[str]) -> list[dict[str, Any]]:
     like = " OR ".join(f"{'text' if CJK_RUN.fullmatch(p) else 'lower(text)'} LIKE '%{_like(p)}%'" for p in pieces)
     cond = f"({like})" + (f" AND {where}" if where else "")
     rows = table.search().where(cond).select(["id", "text"]).limit(MAX_CANDIDATES).to_list()
@@ -63,9 +71,9 @@ def substring_search(table, pieces: list[str], where: str | None, limit: int) ->
     if not best:
         return []
     quoted = ", ".join("'" + rid.replace("'", "''") + "'" for rid in best)
-    full = table.search().where(f"id IN ({quoted})").select(ROW_COLUMNS).limit(len(best) * 4 + 10).to_list()
-    hits = {r["id"]: to_hit(r, best[r["id"]], "fts") for r in full if r["id"] in best}
-    return sorted(hits.values(), key=lambda h: (-h.score, h.id))
+    full = table.search().where(f"id IN ({quoted})").select(columns).limit(len(best) * 4 + 10).to_list()
+    found = {r["id"]: {**r, "_score": best[r["id"]]} for r in full if r["id"] in best}
+    return sorted(found.values(), key=lambda r: (-r["_score"], r["id"]))
 
 
 def _like(piece: str) -> str:

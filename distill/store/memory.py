@@ -39,7 +39,7 @@ from .models import (
 )
 from .scrub import scrub_draft
 from . import fts
-from .search import ROW_COLUMNS, rrf, vector_search, where_clause
+from .search import RELEVANCE_FLOOR, ROW_COLUMNS, hybrid_search, vector_search, where_clause
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -270,7 +270,9 @@ class MemoryStore:
 
     # ---------------------------------------------------------------- reading
     def search(self, query: str, *, mode: Literal["vector", "fts", "hybrid"] = "hybrid",
-               scope: str | None = None, category: str | None = None, limit: int = 10) -> list[MemoryHit]:
+               scope: str | list[str] | None = None, category: str | None = None, limit: int = 10,
+               floor: float | None = RELEVANCE_FLOOR) -> list[MemoryHit]:
+        """``hybrid`` scores are 0-1 relevance and hits under ``floor`` are left out (search.py)."""
         where = where_clause(scope, category)
         limit = max(1, int(limit))
         if mode == "fts":
@@ -280,11 +282,9 @@ class MemoryStore:
             raise tbl.dim_mismatch(self.settings.table, self.dim, self.embedder.name, len(qvec))
         if mode == "vector":
             return vector_search(self.table, qvec, where, limit)
-        depth = max(limit * 3, 20)
-        lexical = _POOL.submit(fts.search, self.table, query, where, depth)  # both run at once
-        return rrf([vector_search(self.table, qvec, where, depth), lexical.result()], limit)
+        return hybrid_search(self.table, query, qvec, where, limit, floor=floor, pool=_POOL)
 
-    def list(self, *, scope: str | None = None, category: str | None = None, since_ms: int | None = None,
+    def list(self, *, scope: str | list[str] | None = None, category: str | None = None, since_ms: int | None = None,
              limit: int | None = 50) -> list[MemoryRow]:
         """Newest first."""
         ts_float = _ts_is_float(self.table.schema)
@@ -318,23 +318,30 @@ class MemoryStore:
         )
 
     # ---------------------------------------------------------------- forgetting
+    def get(self, id_prefix: str) -> MemoryRow:
+        """One memory by its id or an unambiguous prefix of at least 8 characters."""
+        return _row(self._one_by_prefix(id_prefix))
+
     def forget(self, id_prefix: str) -> MemoryRow:
         """Delete one memory by an id prefix of at least 8 characters; refuse an ambiguous one."""
+        with self._lock(self.settings):
+            row = self._one_by_prefix(id_prefix)
+            self.table.delete(f"id = '{row['id']}'")
+            self.index.drop(row["id"])
+        return _row(row)
+
+    def _one_by_prefix(self, id_prefix: str) -> dict[str, Any]:
         prefix = id_prefix.strip().lower()
         if len(prefix) < 8 or not all(c in "0123456789abcdef-" for c in prefix):
             raise SchemaMismatch(f"{id_prefix!r} is not an id prefix: give at least 8 hex characters "
                                  "of an id shown by `distill memories list`")
-        with self._lock(self.settings):
-            rows = self.table.search().where(f"id LIKE '{prefix}%'").select(ROW_COLUMNS).limit(50).to_list()
-            if not rows:
-                raise SchemaMismatch(f"no memory id starts with {prefix!r}")
-            if len({r['id'] for r in rows}) > 1:
-                shown = ", ".join(sorted({r["id"] for r in rows})[:5])
-                raise SchemaMismatch(f"{prefix!r} matches {len(rows)} memories ({shown}); give a longer prefix")
-            row = rows[0]
-            self.table.delete(f"id = '{row['id']}'")
-            self.index.drop(row["id"])
-        return _row(row)
+        rows = self.table.search().where(f"id LIKE '{prefix}%'").select(ROW_COLUMNS).limit(50).to_list()
+        if not rows:
+            raise SchemaMismatch(f"no memory id starts with {prefix!r}")
+        if len({r['id'] for r in rows}) > 1:
+            shown = ", ".join(sorted({r["id"] for r in rows})[:5])
+            raise SchemaMismatch(f"{prefix!r} matches {len(rows)} memories ({shown}); give a longer prefix")
+        return rows[0]
 
     # ---------------------------------------------------------------- interchange
     def export(self, *, scope: str | None = None, category: str | None = None) -> dict[str, Any]:

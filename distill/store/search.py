@@ -1,29 +1,52 @@
-"""Vector, full-text and hybrid (reciprocal rank fusion) search over the memories table.
+"""Vector, full-text and hybrid search over the memories table, and what a hit's score means.
 
-All three take the same filter (scope, category, since). Hybrid runs both searches with a
-deeper cut and fuses by rank (RRF, k=60), because cosine and BM25 scores are not on one
-scale; a row found by both ranks above a row found by one.
+All three take the same filter (scope or scopes, category, since). ``vector`` scores are
+cosines; ``fts`` scores are BM25. ``hybrid`` — what ``memories search``, the MCP ``recall`` tool
+and the plugin-style callers use — pools both searches' candidates and gives each a
+**relevance** between 0 and 1 that a person (or a caller's threshold) can read:
+
+* meaning: the cosine, on the scale the local e5 model actually uses (unrelated text still
+  scores ~0.78, a match ~0.85-0.93), and how far the row stands above the query's other
+  candidates (a match stands out; for a query the store knows nothing about, all are alike);
+* wording: the share of the query's words (Chinese: character pairs) found in the memory;
+* the exact entity: a memory containing the query's identifier verbatim (an error code such
+  as ``E11000``, ``core.autocrlf``, a path) ranks first.
+
+Hits under ``RELEVANCE_FLOOR`` are not returned, so a query with nothing relevant returns
+nothing. The weights and the floor were tuned on the ``DEV`` half of ``tests/relevance_corpus.py``
+and are reported on its held-out half by ``tests/bench/bench_relevance.py``.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from typing import Any, Literal
+
+import numpy as np
 
 from .models import CATEGORIES, MemoryHit, check_scope
 from .provenance import parse
 from .table import as_ms
 
 Mode = Literal["vector", "fts", "hybrid"]
-RRF_K = 60
 ROW_COLUMNS = ["id", "text", "category", "scope", "importance", "timestamp", "metadata"]
 
+RELEVANCE_FLOOR = 0.40
+COS_LOW, COS_HIGH = 0.80, 0.93  # local e5: unrelated ≈ 0.77-0.83, a clear match ≈ 0.88-0.93
+MARGIN_SPAN = 0.06  # a match stands this far above the mean of the query's candidates → full marks
+W_MEANING, W_MARGIN, W_WORDS = 0.45, 0.30, 0.25
+EXACT_SCORE = 0.95
 
-def where_clause(scope: str | None = None, category: str | None = None, since_ms: int | None = None,
-                 ts_is_float: bool = False) -> str | None:
+
+def where_clause(scope: str | list[str] | None = None, category: str | None = None,
+                 since_ms: int | None = None, ts_is_float: bool = False) -> str | None:
     """SQL filter from validated values only (scope regex, category set, integer time)."""
     parts = []
-    if scope is not None:
+    if isinstance(scope, str):
         parts.append(f"scope = '{check_scope(scope)}'")
+    elif scope:
+        parts.append("scope IN (" + ", ".join(f"'{check_scope(s)}'" for s in scope) + ")")
     if category is not None:
         if category not in CATEGORIES:
             raise ValueError(f"category {category!r} is not one of {', '.join(CATEGORIES)}")
@@ -43,35 +66,161 @@ def to_hit(row: dict[str, Any], score: float, source: str) -> MemoryHit:
     )
 
 
-def vector_search(table, qvec, where: str | None, limit: int) -> list[MemoryHit]:
+def _vector_rows(table, qvec, where: str | None, limit: int, columns: list[str]) -> list[dict[str, Any]]:
     """Cosine nearest rows. An IVF index probes only some partitions, so a filter that keeps a
     small scope could come back short: ``maximum_nprobes(0)`` lets it probe on until full."""
     q = table.search(qvec, vector_column_name="vector").distance_type("cosine").limit(limit)
-    q = q.select(ROW_COLUMNS + ["_distance"])
+    q = q.select(columns + ["_distance"])
     if where:
         q = q.where(where, prefilter=True).maximum_nprobes(0)
-    return [to_hit(r, 1.0 - float(r["_distance"]), "vector") for r in q.to_list()]
+    return q.to_list()
 
 
-def fts_search(table, text: str, where: str | None, limit: int) -> list[MemoryHit]:
+def _fts_rows(table, text: str, where: str | None, limit: int, columns: list[str]) -> list[dict[str, Any]]:
     text = " ".join(text.split())
     if not text:
         return []
-    q = table.search(text, query_type="fts", fts_columns="text").limit(limit).select(ROW_COLUMNS + ["_score"])
+    q = table.search(text, query_type="fts", fts_columns="text").limit(limit).select(columns + ["_score"])
     if where:
         q = q.where(where, prefilter=True)
-    return [to_hit(r, float(r["_score"]), "fts") for r in q.to_list()]
+    return q.to_list()
 
 
-def rrf(lists: list[list[MemoryHit]], limit: int) -> list[MemoryHit]:
-    fused: dict[str, MemoryHit] = {}
-    for hits in lists:
-        for rank, hit in enumerate(hits):
-            add = 1.0 / (RRF_K + rank + 1)
-            if hit.id in fused:
-                prev = fused[hit.id]
-                prev.score += add
-                prev.sources = sorted(set(prev.sources) | set(hit.sources))
-            else:
-                fused[hit.id] = hit.model_copy(update={"score": add})
-    return sorted(fused.values(), key=lambda h: -h.score)[:limit]
+def vector_search(table, qvec, where: str | None, limit: int) -> list[MemoryHit]:
+    return [to_hit(r, 1.0 - float(r["_distance"]), "vector") for r in _vector_rows(table, qvec, where, limit, ROW_COLUMNS)]
+
+
+def fts_search(table, text: str, where: str | None, limit: int) -> list[MemoryHit]:
+    return [to_hit(r, float(r["_score"]), "fts") for r in _fts_rows(table, text, where, limit, ROW_COLUMNS)]
+
+
+def hybrid_search(table, query: str, qvec: np.ndarray, where: str | None, limit: int, *,
+                  floor: float | None = RELEVANCE_FLOOR, pool=None) -> list[MemoryHit]:
+    """Candidates from both searches, ranked by :func:`relevance`; those under ``floor`` dropped."""
+    from .fts import search_rows as lexical_rows  # fts builds on this module
+
+    depth = max(limit * 3, 20)
+    cols = ROW_COLUMNS + ["vector"]
+    fts = pool.submit(lexical_rows, table, query, where, depth, cols) if pool else None
+    vec_rows = _vector_rows(table, qvec, where, depth, cols)
+    fts_rows = fts.result() if fts else lexical_rows(table, query, where, depth, cols)
+    rows: dict[str, tuple[dict[str, Any], set[str]]] = {}
+    for source, found in (("vector", vec_rows), ("fts", fts_rows)):
+        for r in found:
+            rows.setdefault(r["id"], (r, set()))[1].add(source)
+    if not rows:
+        return []
+    ordered = list(rows.values())
+    vecs = np.asarray([r["vector"] for r, _ in ordered], dtype=np.float32)
+    vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+    cos = vecs @ (np.asarray(qvec, dtype=np.float32) / max(float(np.linalg.norm(qvec)), 1e-12))
+    scores = relevance(query, [r["text"] or "" for r, _ in ordered], cos, baseline=_baseline(vec_rows))
+    hits = []
+    for (row, sources), score in zip(ordered, scores):
+        if floor is not None and score < floor:
+            continue
+        hit = to_hit(row, round(float(score), 4), "vector")
+        hit.sources = sorted(sources)
+        hits.append(hit)
+    hits.sort(key=lambda h: (-h.score, h.id))
+    return hits[:limit]
+
+
+def _baseline(vec_rows: list[dict[str, Any]]) -> float | None:
+    """Mean cosine of the query's nearest rows: how alike everything looks to this query."""
+    cos = [1.0 - float(r["_distance"]) for r in vec_rows]
+    return float(np.mean(cos)) if len(cos) >= 5 else None
+
+
+# ---------------------------------------------------------------- relevance
+_STOP = frozenset(
+    "a an the of to in on at for and or but is are was were be been do does did how what which who whom "
+    "when where why with without from by as it its this that these those there here i you we they he she "
+    "my your our their me us them can could should would will shall may might must not no yes any some "
+    "about into over after before than then so if else also just only more most very too use used using "
+    "get got".split()
+)
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_TERM = re.compile(f"[A-Za-z0-9][A-Za-z0-9_.+#/\\-:=]*[A-Za-z0-9]|[A-Za-z0-9]|[{_CJK}]+")
+_ENTITY_SHAPE = re.compile(r"\d|[A-Za-z0-9][._/\-:=+#][A-Za-z0-9]|^[A-Z0-9_]{4,}$|[a-z][A-Z]")
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def query_terms(query: str) -> tuple[list[tuple[str, float]], list[str]]:
+    """(weighted terms, entities): words and CJK character pairs; identifier-shaped tokens are
+    entities (an error code, a dotted setting, a path) and weigh three times a word."""
+    terms: list[tuple[str, float]] = []
+    entities: list[str] = []
+    for m in _TERM.finditer(unicodedata.normalize("NFKC", query)):
+        tok = m.group(0)
+        if "\u3400" <= tok[0] <= "\ufaff":
+            pairs = [tok[i:i + 2] for i in range(len(tok) - 1)] or [tok]
+            terms.extend((p, 1.0) for p in pairs)
+            continue
+        low = tok.casefold()
+        if _ENTITY_SHAPE.search(tok) and len(tok) >= 3:
+            entities.append(low)
+            terms.append((low, 3.0))
+        elif low not in _STOP and len(low) > 1:
+            terms.append((low, 1.0))
+    return terms, entities
+
+
+def word_overlap(terms: list[tuple[str, float]], text: str) -> float:
+    """Weighted share of the query's terms that occur in the memory's text (0-1)."""
+    total = sum(w for _, w in terms)
+    if not total:
+        return 0.0
+    folded = _fold(text)
+    return sum(w for t, w in terms if t in folded) / total
+
+
+def relevance(query: str, texts: list[str], cosines: np.ndarray, *, baseline: float | None) -> list[float]:
+    """0-1 per memory text: meaning, standing out, shared words; an exact entity wins outright."""
+    terms, entities = query_terms(query)
+    whole = _fold(" ".join(query.split()))
+    base = baseline if baseline is not None else COS_LOW
+    out = []
+    for text, cos in zip(texts, cosines):
+        meaning = min(max((float(cos) - COS_LOW) / (COS_HIGH - COS_LOW), 0.0), 1.0)
+        margin = min(max((float(cos) - base) / MARGIN_SPAN, 0.0), 1.0)
+        score = W_MEANING * meaning + W_MARGIN * margin + W_WORDS * word_overlap(terms, text)
+        folded = _fold(text)
+        if (entities and all(e in folded for e in entities)) or (len(whole) >= 6 and whole in folded):
+            score = max(score, EXACT_SCORE) + 0.04 * meaning  # exact first; among several, by meaning
+        out.append(min(score, 1.0))
+    return out
+
+
+# ---------------------------------------------------------------- provenance, for people and tools
+def provenance_of(metadata: dict[str, Any]) -> dict[str, Any]:
+    """Where a row came from, flattened over its sources: agents, sessions, files, byte ranges,
+    entry ids, first/last seen, seen count. Rows written by other tools may have none of it."""
+    sources = [s for s in metadata.get("sources") or [] if isinstance(s, dict)]
+    first = metadata.get("provenance") if isinstance(metadata.get("provenance"), dict) else {}
+    entries = [first, *sources] if first else sources
+
+    def gather(key: str) -> list[Any]:
+        seen: list[Any] = []
+        for e in entries:
+            value = e.get(key)
+            for v in value if isinstance(value, list) else [value]:
+                if v not in (None, "") and v not in seen:
+                    seen.append(v)
+        return seen
+
+    agents = gather("agent")
+    return {
+        "agent": agents[0] if agents else None,
+        "agents": agents,
+        "sessions": gather("sessions") + [s for s in gather("session") if s not in gather("sessions")],
+        "files": gather("files"),
+        "ranges": gather("ranges"),
+        "entry_ids": gather("entryIds"),
+        "first_seen": metadata.get("first_seen"),
+        "last_seen": metadata.get("last_seen"),
+        "seen_count": int(metadata.get("seen_count") or 1),
+    }

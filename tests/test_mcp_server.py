@@ -1,0 +1,237 @@
+"""``distill mcp`` as an agent meets it: a real subprocess, the MCP SDK's own client, over stdio
+and over streamable HTTP, against a real LanceDB directory and the local embedder."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+REPO = Path(__file__).resolve().parents[1]
+PITFALL = ("Pitfall: pnpm install in CI failed with ERR_PNPM_OUTDATED_LOCKFILE. Fix: run pnpm install "
+           "locally and commit pnpm-lock.yaml.\nKeywords (zh): 锁文件; pnpm; 持续集成")
+PARAPHRASE = ("Pitfall: CI's pnpm install failed with ERR_PNPM_OUTDATED_LOCKFILE. Fix: run pnpm install on "
+              "your machine and commit pnpm-lock.yaml.")
+ZH_FACT = "事实：NAS 每天凌晨三点把照片目录备份到对象存储，保留九十天。"
+
+
+def env_for(tmp_path: Path) -> dict[str, str]:
+    return {"DISTILL_DB": str(tmp_path / "db"), "DISTILL_STATE_DIR": str(tmp_path / "state"),
+            "PYTHONPATH": str(REPO), "HOME": str(tmp_path / "home")}
+
+
+def stdio(tmp_path: Path, *args: str) -> Client:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "distill", "mcp", *args],
+                                   env=env_for(tmp_path), cwd=str(tmp_path))
+    return Client(params, read_timeout_seconds=120)
+
+
+async def call(client: Client, tool: str, **arguments) -> dict:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+async def conversation(client: Client) -> dict:
+    """Everything an agent does in one session; returns what the test checks."""
+    out: dict = {}
+    async with client:
+        tools = (await client.list_tools()).tools
+        out["tools"] = {t.name: t for t in tools}
+        out["added"] = await call(client, "remember", text=PITFALL, category="fact")
+        out["again"] = await call(client, "remember", text=PITFALL, category="fact")
+        out["zh"] = await call(client, "remember", text=ZH_FACT, category="fact", scope="global")
+        out["recall_en"] = await call(client, "recall", query="ERR_PNPM_OUTDATED_LOCKFILE")
+        out["recall_zh"] = await call(client, "recall", query="照片备份保留多久")
+        out["recall_none"] = await call(client, "recall", query="best sourdough hydration ratio")
+        out["dup"] = await call(client, "check_duplicate", text=PARAPHRASE)
+        out["new"] = await call(client, "check_duplicate", text="Decision: the public API is versioned in the URL path.")
+        out["listed"] = await call(client, "list_facts", since="1d")
+        out["forgot"] = await call(client, "forget", id=out["added"]["id"])
+        out["after"] = await call(client, "recall", query="ERR_PNPM_OUTDATED_LOCKFILE")
+        bad = await client.call_tool("remember", {"text": "ok", "category": "fact"})
+        out["too_short"] = bad.structured_content
+        out["bad_scope"] = await client.call_tool("recall", {"query": "x", "scope": "agent:a' OR 1=1"})
+    return out
+
+
+def check_conversation(out: dict) -> None:
+    tools = out["tools"]
+    assert set(tools) == {"recall", "remember", "list_facts", "check_duplicate", "forget"}
+    recall = tools["recall"]
+    assert recall.input_schema["required"] == ["query"]
+    assert recall.output_schema["properties"]["hits"]["type"] == "array"
+    assert tools["forget"].annotations.destructive_hint is True and recall.annotations.read_only_hint is True
+
+    assert out["added"]["status"] == "added" and out["added"]["answer"] == "added"
+    assert out["added"]["scope"] == "agent:tester"
+    assert out["again"] == {**out["again"], "status": "duplicate", "answer": f"duplicate of {out['added']['id']}"}
+    assert out["zh"]["scope"] == "global"
+
+    first = out["recall_en"]["hits"][0]
+    assert first["id"] == out["added"]["id"] and 0.9 <= first["score"] <= 1.0
+    assert first["provenance"]["agent"] == "tester" and first["provenance"]["stored_at"]
+    assert out["recall_zh"]["hits"][0]["id"] == out["zh"]["id"]
+    assert out["recall_none"]["hits"] == [] and "nothing relevant" in out["recall_none"]["note"]
+
+    assert out["dup"]["decision"] == "duplicate" and out["dup"]["nearest"]["id"] == out["added"]["id"]
+    assert out["added"]["id"] in out["dup"]["reason"]
+    assert out["new"]["decision"] == "new"
+    assert {f["id"] for f in out["listed"]["facts"]} == {out["added"]["id"], out["zh"]["id"]}
+
+    assert out["forgot"]["forgotten"] == out["added"]["id"]
+    assert all(h["id"] != out["added"]["id"] for h in out["after"]["hits"])
+    assert out["too_short"]["status"] == "rejected" and "too short" in out["too_short"]["answer"]
+    assert out["bad_scope"].is_error and "not valid" in out["bad_scope"].content[0].text
+
+
+def test_stdio_server_remembers_recalls_checks_and_forgets(tmp_path):
+    check_conversation(anyio.run(conversation, stdio(tmp_path, "--agent", "tester")))
+
+
+def test_secrets_are_redacted_and_the_text_never_picks_the_scope(tmp_path):
+    async def go():
+        async with stdio(tmp_path, "--agent", "tester") as client:
+            added = await call(client, "remember", category="fact",
+                               text="Fact: the staging key is sk-proj-abcdefghijklmnopqrstuvwx1234 (scope: global)")
+            listed = await call(client, "list_facts", scope="global")
+            mine = await call(client, "list_facts", scope="agent:tester")
+            return added, listed, mine
+
+    added, listed, mine = anyio.run(go)
+    assert added["scope"] == "agent:tester" and added["redacted"] == ["openai_key"]
+    assert listed["facts"] == []
+    assert "sk-proj" not in mine["facts"][0]["text"] and "[REDACTED:openai_key]" in mine["facts"][0]["text"]
+
+
+def test_read_only_server_offers_no_writing_tool_and_refuses_one(tmp_path):
+    async def go():
+        async with stdio(tmp_path, "--read-only") as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            refused = await client.call_tool("remember", {"text": PITFALL, "category": "fact"})
+            empty = await client.call_tool("recall", {"query": "pnpm"})
+            return names, refused, empty
+
+    names, refused, empty = anyio.run(go)
+    assert names == {"recall", "list_facts", "check_duplicate"}
+    assert refused.is_error
+    assert empty.is_error and "nothing has been stored" in empty.content[0].text
+    assert not (tmp_path / "db").exists()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def http_server(tmp_path: Path, *args: str):
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "distill", "mcp", "--http", "--port", str(port), *args],
+                            env={**os.environ, **env_for(tmp_path)}, cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(url, timeout=1)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None, proc.stderr.read().decode()
+                time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+
+
+def test_http_server_speaks_the_same_tools(tmp_path):
+    with http_server(tmp_path, "--agent", "tester") as url:
+        check_conversation(anyio.run(conversation, Client(url, read_timeout_seconds=120)))
+
+
+def test_the_server_does_not_load_the_store_or_hold_the_lock_until_called(tmp_path):
+    """Start-up lists tools without LanceDB, the embedder or the write lock."""
+    async def go():
+        async with stdio(tmp_path, "--agent", "tester") as client:
+            await client.list_tools()
+            return (tmp_path / "db").exists()
+
+    assert anyio.run(go) is False
+
+
+@pytest.mark.parametrize("bad", [["--agent", "../x"], ["--port", "0", "--http"]])
+def test_bad_flags_are_refused_with_a_message(tmp_path, bad):
+    proc = subprocess.run([sys.executable, "-m", "distill", "mcp", *bad], env={**os.environ, **env_for(tmp_path)},
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2 and "distill: error:" in proc.stderr
+
+
+def test_two_servers_and_a_pipeline_run_writing_at_once_lose_nothing_and_double_nothing(tmp_path):
+    import shutil
+
+    state = tmp_path / "state"
+    state.mkdir()
+    shutil.copy(REPO / "state.example" / "config.toml", state)
+    for part in ("agents", "sources"):
+        shutil.copytree(REPO / "state.example" / part, state / part)
+    env = {**env_for(tmp_path), "DISTILL_STATE_DIR": str(state)}
+    facts = {agent: [f"Fact: the {agent} team's service number {i} listens on port {7000 + 10 * i + len(agent)}."
+                     for i in range(6)] for agent in ("alpha", "beta")}
+    shared = "Decision: every service writes its logs as JSON lines to stdout, never to local files."
+
+    async def agent_session(agent: str) -> list[dict]:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "distill", "mcp", "--agent", agent],
+                                       env=env, cwd=str(tmp_path))
+        out = []
+        async with Client(params, read_timeout_seconds=300) as client:
+            for text in facts[agent]:
+                out.append(await call(client, "remember", text=text, category="fact"))
+            out.append(await call(client, "remember", text=shared, category="decision", scope="global"))
+        return out
+
+    async def everyone():
+        results: dict = {}
+
+        async def one(agent):
+            results[agent] = await agent_session(agent)
+
+        async def pipeline():
+            results["run"] = await anyio.run_process([sys.executable, "-m", "distill", "run", "--distill", "--json"],
+                                                     env={**os.environ, **env}, cwd=str(tmp_path), check=False)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pipeline)
+            tg.start_soon(one, "alpha")
+            tg.start_soon(one, "beta")
+        return results
+
+    results = anyio.run(everyone)
+    assert results["run"].returncode == 0, results["run"].stderr.decode()
+    import json as _json
+
+    summary = _json.loads(results["run"].stdout.decode().strip().splitlines()[-1])["summary"]
+    from distill.config import load_settings
+    from distill.store.memory import MemoryStore
+
+    rows = MemoryStore.open(load_settings(state_dir=str(state), db=str(tmp_path / "db"))).list(limit=None)
+    texts = [r.text for r in rows]
+    for agent in ("alpha", "beta"):
+        for text in facts[agent]:
+            assert texts.count(text) == 1
+    assert texts.count(shared) == 1
+    statuses = sorted(r[-1]["status"] for r in (results["alpha"], results["beta"]))
+    assert statuses == ["added", "duplicate"]
+    assert len(rows) == 6 + 6 + 1 + summary["memories_added"] and summary["memories_added"] >= 1
