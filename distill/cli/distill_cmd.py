@@ -1,4 +1,5 @@
 """``distill distill --batch-file F [--commit]``: distil a batch that ``distill run`` made.
+``distill retry [--batch-file F] [--drop]``: try set-aside chunks again, or give them up.
 
 For the two-phase cron flow: ``run`` cuts the batch, this turns it into stored memories, and
 ``commit`` (or ``--commit`` here) advances the cursor. Without ``--commit`` the batch stays
@@ -30,6 +31,19 @@ def register(sub: Any) -> None:
     p.add_argument("--batch-file", required=True, type=Path, help="the batch file `distill run` printed")
     p.add_argument("--commit", action="store_true",
                    help="also commit the batch (advance the cursor) once its memories are stored")
+
+
+    p = command(sub, "retry", _retry,
+                "map the set-aside chunks of pending batches again (see `distill status`), store and commit")
+    p.add_argument("--batch-file", type=Path, help="only this batch (default: every batch with set-aside chunks)")
+    p.add_argument("--drop", action="store_true",
+                   help="give the set-aside chunks up instead: their turns are committed without memories")
+
+
+def _retry(settings: Any, args: argparse.Namespace) -> RunSummary:
+    from ..pipeline import retry_failed
+
+    return retry_failed(settings, drop=args.drop, batch_file=args.batch_file)
 
 
 def _distill(settings: Any, args: argparse.Namespace) -> DistillOutput:
