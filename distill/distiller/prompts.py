@@ -45,5 +45,17 @@ def map_prompt(chunk: Chunk) -> str:
                                 last=ids[-1] if ids else "-", transcript=chunk.render())
 
 
+def call_tokens(chunk: Chunk) -> int:
+    """What one map call sends, estimated: instructions, schema (structured output bills it as
+    prompt) and the rendered transcript. ``backfill --dry-run`` and the token bench count this."""
+    import json
+
+    from .chunking import estimate_tokens
+    from .schema import response_schema
+
+    fixed = estimate_tokens(SYSTEM) + estimate_tokens(json.dumps(response_schema(), separators=(",", ":")))
+    return fixed + estimate_tokens(map_prompt(chunk))
+
+
 def repair_prompt(chunk: Chunk, error: str) -> str:
     return REPAIR_TEMPLATE.format(error=error[:500], transcript=chunk.render())

@@ -33,8 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from distill.batch import commit_batch, create_batch, load_batch  # noqa: E402
 from distill.distiller.chunking import chunk_batch, estimate_tokens  # noqa: E402
-from distill.distiller.prompts import SYSTEM, map_prompt  # noqa: E402
-from distill.distiller.schema import response_schema  # noqa: E402
+from distill.distiller.prompts import call_tokens  # noqa: E402
 from tests.pipeline_helpers import settings, write_session  # noqa: E402
 
 WORKER_FIXED_CHARS, WORKER_FIXED_CJK = 1169, 20
@@ -89,8 +88,6 @@ def worker_tokens(paths: list[Path]) -> tuple[int, int]:
 
 def distill_tokens(root: Path) -> tuple[int, int]:
     s = settings(root)
-    schema = estimate_tokens(json.dumps(response_schema(), separators=(",", ":")))
-    system = estimate_tokens(SYSTEM)
     total = calls = 0
     while True:
         made = create_batch(s)
@@ -98,7 +95,7 @@ def distill_tokens(root: Path) -> tuple[int, int]:
             break
         batch = load_batch(Path(made.batchFile))
         for chunk in chunk_batch(batch.agents, chunk_tokens=s.chunk_tokens, overlap_turns=s.chunk_overlap_turns):
-            total += system + schema + estimate_tokens(map_prompt(chunk))
+            total += call_tokens(chunk)
             calls += 1
         commit_batch(s, Path(made.batchFile))
     return total, calls
