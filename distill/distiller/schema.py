@@ -5,7 +5,8 @@ in full, with no ``$defs``/``$ref`` (a server that does not resolve references a
 ``{"memories": [{}]}``), and its ``required`` list is exactly the fields the validator
 cannot do without (:data:`REQUIRED`), so a model told "optional" is never dropped for
 leaving a field out. ``maxItems``/``maxLength`` bound what a looping model can emit;
-each provider cuts the schema down to its documented subset (``distill/llm``).
+each provider cuts the schema down to its documented subset (``distill/llm``). No field
+descriptions: the instructions say what each field means once, and every call pays for both.
 """
 
 from __future__ import annotations
@@ -52,9 +53,8 @@ class CandidateOut(BaseModel):
 REQUIRED = tuple(name for name, f in CandidateOut.model_fields.items() if f.is_required())
 
 
-def _strings(description: str, max_items: int, max_length: int) -> dict[str, Any]:
-    return {"type": "array", "description": description, "maxItems": max_items,
-            "items": {"type": "string", "maxLength": max_length}}
+def _strings(max_items: int, max_length: int) -> dict[str, Any]:
+    return {"type": "array", "maxItems": max_items, "items": {"type": "string", "maxLength": max_length}}
 
 
 @functools.lru_cache(maxsize=1)
@@ -62,14 +62,13 @@ def _schema() -> dict[str, Any]:
     item = {
         "type": "object",
         "properties": {
-            "text": {"type": "string", "maxLength": MAX_TEXT,
-                     "description": f"English, one thing, under {MAX_TEXT} characters"},
+            "text": {"type": "string", "maxLength": MAX_TEXT},
             "category": {"type": "string", "enum": list(CATEGORY_OF_KIND)},
             "importance": {"type": "number", "minimum": 0, "maximum": 1},
             "scope": {"type": "string", "enum": ["global", "agent"]},
-            "keywords": _strings("3-8 short Chinese phrases", MAX_KEYWORDS, MAX_KEYWORD),
-            "entity_keywords": _strings("names copied verbatim from the transcript", MAX_ENTITIES, MAX_KEYWORD),
-            "evidence": _strings("turn ids, e.g. t3", MAX_EVIDENCE, 8),
+            "keywords": _strings(MAX_KEYWORDS, MAX_KEYWORD),
+            "entity_keywords": _strings(MAX_ENTITIES, MAX_KEYWORD),
+            "evidence": _strings(MAX_EVIDENCE, 8),
         },
         "required": list(REQUIRED),
         "additionalProperties": False,

@@ -3,8 +3,12 @@
     PYTHONPATH=$PWD python tests/bench/tokens.py [--mb 1.0] [--seed 7]
 
 Corpus (text-heavy): OpenClaw sessions written from the labelled transcripts
-(``tests/data/quality/*.json``), shuffled and repeated with a session number until ``--mb``
-of JSONL; tool results stay in (the worker skips them, distill shortens them).
+(``tests/data/quality/*.json``), ``--per-session`` of them (drawn at random) per session,
+until ``--mb`` of JSONL, each turn tagged ``(#session.part)`` so no turn repeats (distill
+sends a repeat as a reference, which a corpus of copies would flatter); tool results stay in
+(the worker skips them, distill shortens them).
+The worker pays its instructions once per session, so short sessions flatter distill: report
+``--per-session 4`` and ``--per-session 200`` (long sessions) both.
 
 distill: the real tails cut the corpus into batches; each batch is chunked with the default
 settings and every map call is counted as sent: system prompt + user prompt + the response
@@ -40,15 +44,15 @@ WORKER_FIXED_CHARS, WORKER_FIXED_CJK = 1169, 20
 WORKER_MAX_CHARS, WORKER_OVERLAP = 12_000, 10
 
 
-def corpus(root: Path, mb: float, seed: int) -> list[Path]:
+def corpus(root: Path, mb: float, seed: int, per_session: int = 4) -> list[Path]:
     sets = [json.loads(p.read_text()) for p in sorted((ROOT / "tests/data/quality").glob("*.json"))]
     rng = random.Random(seed)
     paths, size, n = [], 0, 0
     while size < mb * 1_000_000:
         turns = []
-        for s in rng.sample(sets, k=min(4, len(sets))):
-            turns += [("toolResult" if r == "tool" else r, t) for r, t in s["turns"]]
         n += 1
+        for j, s in enumerate(rng.choices(sets, k=per_session)):  # a tag keeps every turn unique
+            turns += [("toolResult" if r == "tool" else r, f"{t} (#{n}.{j})") for r, t in s["turns"]]
         p = write_session(root, f"agent{n % 5}", f"s{n:05d}", turns)
         paths.append(p)
         size += p.stat().st_size
@@ -101,21 +105,29 @@ def distill_tokens(root: Path) -> tuple[int, int]:
     return total, calls
 
 
+def compare(mb: float = 1.0, seed: int = 7, per_session: int = 4) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        paths = corpus(root, mb, seed, per_session)
+        raw_mb = sum(p.stat().st_size for p in paths) / 1_000_000
+        w, wcalls = worker_tokens(paths)
+        d, dcalls = distill_tokens(root)
+    return {"sessions": len(paths), "raw_mb": round(raw_mb, 3), "worker_tokens_per_mb": round(w / raw_mb),
+            "worker_calls": wcalls, "distill_tokens_per_mb": round(d / raw_mb), "distill_calls": dcalls,
+            "ratio": round(d / w, 3)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mb", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--per-session", type=int, default=4, help="labelled transcripts joined into one session")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        paths = corpus(root, args.mb, args.seed)
-        raw_mb = sum(p.stat().st_size for p in paths) / 1_000_000
-        w, wcalls = worker_tokens(paths)
-        d, dcalls = distill_tokens(root)
-    print(f"corpus: {len(paths)} sessions, {raw_mb:.2f} MB of JSONL")
-    print(f"worker (/new, ported count): {w / raw_mb:,.0f} tokens/MB in {wcalls} calls")
-    print(f"distill:                     {d / raw_mb:,.0f} tokens/MB in {dcalls} calls")
-    print(f"ratio distill / worker: {d / w:.2f}")
+    r = compare(args.mb, args.seed, args.per_session)
+    print(f"corpus: {r['sessions']} sessions, {r['raw_mb']:.2f} MB of JSONL")
+    print(f"worker (/new, ported count): {r['worker_tokens_per_mb']:,} tokens/MB in {r['worker_calls']} calls")
+    print(f"distill:                     {r['distill_tokens_per_mb']:,} tokens/MB in {r['distill_calls']} calls")
+    print(f"ratio distill / worker: {r['ratio']:.2f}")
 
 
 if __name__ == "__main__":
