@@ -17,6 +17,14 @@ class RunSummary(BaseModel):
     seconds: float = 0.0
     counters: dict[str, int] = Field(default_factory=dict)
 
+    def set_aside_note(self) -> str:
+        """A second line when chunks are set aside, so a cron log shows it (empty otherwise)."""
+        n = self.counters.get("chunks_waiting", 0)
+        if not n:
+            return ""
+        return (f"{n} chunk{'s' if n != 1 else ''} set aside, their turns not committed: see `distill status`, "
+                "then `distill retry` (or `distill retry --drop`)")
+
     def line(self) -> str:
         return (
             f"{self.action}: {self.files} files, {self.bytes} bytes, {self.turns} turns, "

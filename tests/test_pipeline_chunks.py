@@ -89,12 +89,15 @@ def test_drop_commits_the_set_aside_ranges_without_memories(tmp_path):
     ops = write_session(tmp_path, "ops", "s2", OPS)
     with FakeOpenAI([], default=("empty",)) as fake:
         s = settings(tmp_path, llm="openai", llm_base_url=fake.base_url, llm_model="m", retry_attempts=1)
-        summary = run_distill(s)
-        assert summary.counters["chunks_set_aside"] == 1 and summary.counters["answers_empty"] == 2
+        run = cli(s, fake, "run", "--distill")
+        assert run.returncode == 0, run.stderr
+        assert "1 chunk set aside, their turns not committed" in run.stdout and "distill retry" in run.stdout
+        assert len(fake.requests) == 2  # the empty answer, then the same question once more
         assert cursor_state(s)[str(ops)][1], "an empty answer is never committed silently"
         commit = cli(s, fake, "commit", "--batch-file", str(pending_batches(s)[0]))
         assert commit.returncode != 0 and "set-aside" in commit.stderr
         dropped = cli(s, fake, "retry", "--drop", "--json")
         assert dropped.returncode == 0, dropped.stderr
         assert json.loads(dropped.stdout)["counters"]["chunks_dropped"] == 1
+        assert "nothing to retry" in cli(s, fake, "retry").stdout
     assert stored(s) == [] and cursor_state(s)[str(ops)] == (ops.stat().st_size, {})

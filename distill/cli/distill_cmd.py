@@ -20,10 +20,17 @@ class DistillOutput(RunSummary):
     batch_file: str | None = None
 
     def human(self) -> str:
-        line = self.line()
+        line = "\n".join(filter(None, [self.line(), self.set_aside_note()]))
         if self.action == "distilled" and self.batch_file:
             line += f"\nnext: distill commit --batch-file {self.batch_file}"
         return line
+
+
+class RetryOutput(RunSummary):
+    def human(self) -> str:
+        if self.action == "noop":
+            return "no set-aside chunks: nothing to retry"
+        return "\n".join(filter(None, [self.line(), self.set_aside_note()]))
 
 
 def register(sub: Any) -> None:
@@ -40,10 +47,10 @@ def register(sub: Any) -> None:
                    help="give the set-aside chunks up instead: their turns are committed without memories")
 
 
-def _retry(settings: Any, args: argparse.Namespace) -> RunSummary:
+def _retry(settings: Any, args: argparse.Namespace) -> RetryOutput:
     from ..pipeline import retry_failed
 
-    return retry_failed(settings, drop=args.drop, batch_file=args.batch_file)
+    return RetryOutput(**retry_failed(settings, drop=args.drop, batch_file=args.batch_file).model_dump())
 
 
 def _distill(settings: Any, args: argparse.Namespace) -> DistillOutput:
