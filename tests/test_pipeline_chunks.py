@@ -101,3 +101,45 @@ def test_drop_commits_the_set_aside_ranges_without_memories(tmp_path):
         assert json.loads(dropped.stdout)["counters"]["chunks_dropped"] == 1
         assert "nothing to retry" in cli(s, fake, "retry").stdout
     assert stored(s) == [] and cursor_state(s)[str(ops)] == (ops.stat().st_size, {})
+
+
+def test_a_rerun_maps_only_the_chunks_that_never_finished(tmp_path):
+    from distill.batch import BatchProgress
+    from distill.errors import PermanentError
+
+    turns = [("user", f"Rule {i}: host web-{i} serves port 80{i}0 behind caddy; never restart it by hand.")
+             for i in range(6)]
+    path = write_session(tmp_path, "main", "s1", turns)
+    empty = ("json", {"memories": []})
+    with FakeOpenAI([empty, empty, ("status", 401)], default=empty) as fake:
+        s = settings(tmp_path, llm="openai", llm_base_url=fake.base_url, llm_model="m", retry_attempts=1,
+                     chunk_tokens=40, chunk_overlap_turns=0, llm_concurrency=1)
+        try:
+            run_distill(s)
+        except PermanentError:
+            pass
+        else:
+            raise AssertionError("a 401 must stop the batch")
+        (batch,) = pending_batches(s)
+        assert len(BatchProgress.load(batch).chunks) == 2, "the two answered chunks are kept"
+        assert cursor_state(s)[str(path)][0] == 0
+        before = len(fake.requests)
+        summary = run_distill(s)
+        chunks = summary.counters["chunks"]
+    assert chunks >= 4 and len(fake.requests) - before == chunks - 2  # only the unfinished ones
+    assert cursor_state(s)[str(path)] == (path.stat().st_size, {})
+
+
+def test_usage_is_booked_under_the_configured_model(tmp_path):
+    from distill.budget import TokenBudget  # noqa: F401  (usage.json is its file)
+
+    write_session(tmp_path, "main", "s1", EN)
+    envelope = {"id": "x", "object": "chat.completion", "model": "-", "usage": {"prompt_tokens": 10,
+                "completion_tokens": 5, "total_tokens": 15},
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": json.dumps({"memories": []})}}]}
+    with FakeOpenAI([("response", envelope)]) as fake:
+        s = settings(tmp_path, llm="openai", llm_base_url=fake.base_url, llm_model="qwen3:8b")
+        run_distill(s)
+    usage = (s.state_dir / "usage.json").read_text()
+    assert "openai:qwen3:8b" in usage and "openai:-" not in usage
