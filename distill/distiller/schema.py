@@ -15,7 +15,7 @@ import copy
 import functools
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 Kind = Literal["pitfall", "decision", "preference", "rule", "fact"]
 
@@ -43,7 +43,7 @@ class CandidateOut(BaseModel):
 
     text: str
     category: Kind
-    importance: float
+    importance: float = Field(ge=0.0, le=1.0)
     scope: str
     keywords: list[str]
     entity_keywords: list[str]
