@@ -828,8 +828,19 @@ def record_last_run(settings: Settings, summary: RunSummary, batch_file: str | N
 
 
 def _prune(settings: Settings) -> None:
-    """Drop committed and aborted batch files older than ``batch_retention_days``."""
+    """Drop committed and aborted batch files older than ``batch_retention_days``, and chunk
+    progress whose batch is gone (a batch released because its transcript was deleted)."""
     cutoff = time.time() - settings.batch_retention_days * 86400
+    try:
+        leftovers = [e for e in os.scandir(settings.batches_dir) if e.name.endswith(".chunks")]
+    except FileNotFoundError:
+        leftovers = []
+    for e in leftovers:
+        if not os.path.exists(e.path[: -len(".chunks")] + ".json"):
+            try:
+                os.unlink(e.path)
+            except OSError:
+                pass
     for folder in (_done_dir(settings), _aborted_dir(settings)):
         try:
             entries = list(os.scandir(folder))
