@@ -88,8 +88,8 @@ def validate_candidate(raw: Any, chunk: Chunk, counters: Counter, *, written: bo
     """Return the cleaned candidate, or None after counting why it was dropped.
 
     ``written=False`` for the offline rules provider, whose bodies are labelled quotes of the
-    turns by design (in the turn's language): the checks for copies, speakers, hedges and
-    language are for what a model wrote."""
+    turns by design (in the turn's language): the checks for copies, speakers, hedges,
+    language and keywords cut from the body are for what a model wrote."""
     try:
         cand = raw if isinstance(raw, CandidateOut) else CandidateOut.model_validate(raw)
     except ValidationError:
@@ -136,7 +136,7 @@ def validate_candidate(raw: Any, chunk: Chunk, counters: Counter, *, written: bo
     scope = cand.scope.strip().lower()
     if scope not in ("global", "agent"):
         counters["scope_coerced"] += 1
-    if _fragment_keywords(cand.keywords, entities, text):
+    if written and _fragment_keywords(cand.keywords, entities, text):
         counters["dropped_keyword_fragments"] += 1
         return None
     keywords = _keyword_set(cand, entities, invented, counters)
