@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 
 from distill.batch import pending_batches
 from distill.pipeline import run_distill
@@ -41,11 +42,12 @@ def by_agent(ops_answer):
 
 
 def cli(s, fake, *args):
+    """`python -m distill` in a real process, aimed at the fake model."""
     env_flags = ["--state-dir", str(s.state_dir), "--agents-dir", str(s.agents_dir), "--db", str(s.db)]
     env = {"DISTILL_LLM": "openai", "DISTILL_LLM_BASE_URL": fake.base_url, "DISTILL_LLM_MODEL": "m",
            "DISTILL_RETRY_ATTEMPTS": "1", "PATH": "/usr/bin:/bin"}
     return subprocess.run([sys.executable, "-m", "distill", *env_flags, *args], capture_output=True, text=True,
-                          timeout=180, env=env, cwd=str(__import__("pathlib").Path(__file__).parents[1]))
+                          timeout=180, env=env, cwd=str(Path(__file__).parents[1]))
 
 
 def test_one_chunk_failing_for_good_does_not_hold_the_rest(tmp_path):
