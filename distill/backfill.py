@@ -42,7 +42,6 @@ from .lock import FileLock
 from .summary import RunSummary
 
 PLAN_VERSION = 1
-PROMPT_OVERHEAD_TOKENS = 900  # instructions + schema sent with each chunk (estimate for --dry-run)
 
 
 class FileTodo(BaseModel):
@@ -61,7 +60,8 @@ class Estimate(BaseModel):
     turns: int = 0
     chunks: int = 0
     llm_calls: int = 0
-    tokens: int = 0
+    tokens: int = 0  # prompt tokens sent, as the distiller renders each chunk
+    output_tokens_max: int = 0  # the answers' cap (llm_max_output_tokens per call)
     provider: str = "rules"
 
 
@@ -84,7 +84,8 @@ class BackfillReport(BaseModel):
             if len(self.todo) > 50:
                 lines.append(f"  … and {len(self.todo) - 50} more")
             e = self.estimate or Estimate()
-            calls = (f"{e.llm_calls} LLM calls, about {e.tokens} tokens ({e.provider})" if e.provider != "rules"
+            calls = (f"{e.llm_calls} LLM calls, about {e.tokens:,} tokens sent and at most "
+                     f"{e.output_tokens_max:,} answer tokens ({e.provider})" if e.provider != "rules"
                      else "0 LLM calls, 0 tokens (the rules provider runs offline)")
             lines.append(f"estimate: {e.turns} turns, {e.chunks} chunks, {calls}; nothing was spent")
             return "\n".join(lines)
@@ -175,6 +176,8 @@ def estimate(settings: Settings, todo: list[FileTodo]) -> Estimate:
     """Parse the bytes a run would read and chunk them as the distiller would; spend nothing."""
     from .batch import BatchAgent, BatchMessage
     from .distiller.chunking import chunk_batch
+    from .distiller.prompts import call_tokens
+    from .distiller.schema import output_token_cap
     from .sources import detect_format
     from .sources.base import TurnLimits
     from .tail import TailReader
@@ -204,7 +207,7 @@ def estimate(settings: Settings, todo: list[FileTodo]) -> Estimate:
             os.close(fd)
         agents.setdefault(t.agent, []).extend(
             BatchMessage(id=f"{t.key}:{x.start}", ts=x.ts, role=x.role, text=x.text, sessionId=x.session_id,
-                         file=t.path, start=x.start, end=x.end) for x in turns)
+                         file=t.path, start=x.start, end=x.end, author=x.author) for x in turns)
     chunks = chunk_batch([BatchAgent(agentId=a, messages=m) for a, m in agents.items()],
                          chunk_tokens=settings.chunk_tokens, overlap_turns=settings.chunk_overlap_turns)
     offline = settings.llm == "rules"
@@ -212,7 +215,8 @@ def estimate(settings: Settings, todo: list[FileTodo]) -> Estimate:
         turns=sum(len(m) for m in agents.values()),
         chunks=len(chunks),
         llm_calls=0 if offline else len(chunks),
-        tokens=0 if offline else sum(c.tokens() + PROMPT_OVERHEAD_TOKENS for c in chunks),
+        tokens=0 if offline else sum(call_tokens(c) for c in chunks),
+        output_tokens_max=0 if offline else len(chunks) * (settings.llm_max_output_tokens or output_token_cap()),
         provider=settings.llm,
     )
 

@@ -646,6 +646,100 @@ def _apply_commit(cursor: Cursor, batch: Batch) -> tuple[int, int, list[str]]:
     return files, nbytes, keys
 
 
+# --- per-chunk progress ----------------------------------------------------------------------
+
+ChunkStatus = Literal["mapped", "stored", "failed", "dropped"]
+
+
+class ChunkState(BaseModel):
+    """What one chunk of a batch produced. ``mapped``: validated candidates kept here, not yet
+    stored; ``stored``: its memories are in the store; ``failed``: set aside, ``hold`` says from
+    which byte of which file (``"<dev>:<inode>"``) nothing may be committed; ``dropped``: a
+    person gave up on it (``distill retry --drop``)."""
+
+    status: ChunkStatus
+    agent: str
+    candidates: list[dict] = Field(default_factory=list)
+    error: str | None = None
+    attempts: int = 0
+    hold: dict[str, int] = Field(default_factory=dict)
+    ranges: list[list] = Field(default_factory=list)  # [path, start, end] per file, for people
+
+
+class BatchProgress(BaseModel):
+    """A batch's own state beside it (``batches/<id>.chunks``), written atomically after every
+    chunk, so a rerun maps only what never finished and stores nothing twice."""
+
+    chunkTokens: int
+    overlapTurns: int
+    chunks: dict[str, ChunkState] = Field(default_factory=dict)
+
+    @staticmethod
+    def path_for(batch_file: Path) -> Path:
+        return Path(batch_file).with_suffix(".chunks")
+
+    @classmethod
+    def load(cls, batch_file: Path) -> "BatchProgress | None":
+        try:
+            return cls.model_validate_json(cls.path_for(batch_file).read_bytes())
+        except FileNotFoundError:
+            return None
+        except (ValidationError, ValueError) as exc:
+            raise SchemaMismatch(f"chunk progress {cls.path_for(batch_file)} is damaged ({exc}); delete it "
+                                 "to map the whole batch again (the store's dedup keeps memories single)") from exc
+
+    def save(self, batch_file: Path) -> None:
+        write_bytes(self.path_for(batch_file), orjson.dumps(self.model_dump(mode="json")))
+
+    def with_status(self, *statuses: str) -> dict[int, ChunkState]:
+        return {int(i): c for i, c in self.chunks.items() if c.status in statuses}
+
+    def holds(self) -> dict[str, int]:
+        """Per file key, the first byte no commit may pass: the earliest turn of a set-aside chunk."""
+        out: dict[str, int] = {}
+        for c in self.with_status("failed").values():
+            for key, start in c.hold.items():
+                out[key] = min(start, out.get(key, start))
+        return out
+
+
+def commit_partial(settings: Settings, batch_file: Path, holds: dict[str, int]) -> RunSummary:
+    """Commit a batch except where set-aside chunks hold it.
+
+    A cursor is an offset, not a set of ranges, so a file with a held turn advances only to
+    that turn's first byte and keeps its pending range from there (the file waits, as with any
+    pending batch); every other file of the batch is committed in full. Idempotent."""
+    if not holds:
+        return commit_batch(settings, batch_file)
+    t0 = time.monotonic()
+    with state_lock(settings):
+        batch, where = _locate(settings, batch_file)
+        if where != "pending":
+            raise DistillError(f"batch {batch.batchId} is {where}; a partial commit needs a pending batch")
+        cursor = Cursor.load(_cursor_path_of(settings, batch))
+        files = nbytes = 0
+        for r in batch.ranges:
+            entry = cursor.files.get(r.key)
+            pend = entry["pending"].get(batch.batchId) if entry else None
+            if pend is None:
+                continue
+            if r.key in holds:
+                stop = max(pend[0], min(holds[r.key], pend[1]))
+                if stop == pend[0]:
+                    continue
+                nbytes += stop - pend[0]
+                entry["offset"], entry["skip"] = stop, False  # a turn starts a line
+                pend[0] = stop
+            else:
+                entry["pending"].pop(batch.batchId)
+                entry["offset"], entry["skip"] = pend[1], bool(pend[2])
+                nbytes += pend[1] - pend[0]
+            files += 1
+        if files:
+            cursor.save()
+    return RunSummary(action="partial", files=files, bytes=nbytes, seconds=time.monotonic() - t0)
+
+
 # --- commit / abort -------------------------------------------------------------------------
 
 def _locate(settings: Settings, batch_file: Path) -> tuple[Batch, str]:
@@ -683,7 +777,15 @@ def commit_batch(settings: Settings, batch_file: Path) -> RunSummary:
                     "recording it (its bytes will be read again by `distill run`), or its transcript was "
                     "deleted and the range released; nothing to commit, it was moved to batches/aborted/"
                 )
+            progress = BatchProgress.load(settings.batches_dir / f"{batch.batchId}.json")
+            held = progress.with_status("failed") if progress else {}
+            if held:
+                raise DistillError(
+                    f"batch {batch.batchId} has {len(held)} set-aside chunk(s) whose memories are not stored "
+                    f"(see `distill status`): run `distill retry` to try them again, or `distill retry --drop` "
+                    "to give them up, which commits the batch")
             move(settings.batches_dir / f"{batch.batchId}.json", _done_dir(settings) / f"{batch.batchId}.json")
+        BatchProgress.path_for(settings.batches_dir / f"{batch.batchId}.json").unlink(missing_ok=True)
         files, nbytes, keys = _apply_commit(cursor, batch)
         if keys:
             cursor.save()
@@ -718,6 +820,7 @@ def abort_batch(settings: Settings, batch_file: Path) -> RunSummary:
             if files:
                 cursor.save()
             move(settings.batches_dir / f"{batch.batchId}.json", _aborted_dir(settings) / f"{batch.batchId}.json")
+            BatchProgress.path_for(settings.batches_dir / f"{batch.batchId}.json").unlink(missing_ok=True)
     return RunSummary(action="aborted", files=files, bytes=nbytes, seconds=time.monotonic() - t0)
 
 
@@ -740,8 +843,19 @@ def record_last_run(settings: Settings, summary: RunSummary, batch_file: str | N
 
 
 def _prune(settings: Settings) -> None:
-    """Drop committed and aborted batch files older than ``batch_retention_days``."""
+    """Drop committed and aborted batch files older than ``batch_retention_days``, and chunk
+    progress whose batch is gone (a batch released because its transcript was deleted)."""
     cutoff = time.time() - settings.batch_retention_days * 86400
+    try:
+        leftovers = [e for e in os.scandir(settings.batches_dir) if e.name.endswith(".chunks")]
+    except FileNotFoundError:
+        leftovers = []
+    for e in leftovers:
+        if not os.path.exists(e.path[: -len(".chunks")] + ".json"):
+            try:
+                os.unlink(e.path)
+            except OSError:
+                pass
     for folder in (_done_dir(settings), _aborted_dir(settings)):
         try:
             entries = list(os.scandir(folder))

@@ -113,7 +113,8 @@ class Settings(BaseModel):
     llm_model: str | None = None
     llm_base_url: str | None = None
     llm_api_key: str | None = None
-    llm_timeout: float = 60.0
+    llm_timeout: float = 60.0  # wall clock per call attempt, even while an answer keeps streaming
+    llm_max_output_tokens: int | None = None  # answer cap; None = sized to the schema's caps (2,064)
     llm_concurrency: int = 2
     chunk_tokens: int = 6000
     chunk_overlap_turns: int = 2

@@ -1,10 +1,19 @@
 """The whole path in one call: tails → batch → map → reduce → store → commit.
 
-Invariant served: a batch is committed (its cursor ranges advanced) only after every memory
-drawn from it is in the store; any failure (provider error, budget, a failed chunk, the
-store) leaves it pending, and the next run retries it first. A retry never stores a memory
-twice: the rules provider is deterministic, and the store's dedup (exact hash, then vector +
-lexical guard) turns a replayed memory into a no-op.
+Invariant served: a byte range is committed only after every memory drawn from it is in the
+store. Progress is kept per chunk, beside the batch (:class:`~distill.batch.BatchProgress`):
+each chunk's validated candidates are written as soon as it is mapped, marked stored once its
+memories are in the store, and a rerun maps only the chunks that never finished. A chunk that
+fails (its answer unusable after a second try, or the provider still failing after the retry
+policy) is set aside; the rest of the batch is stored and committed up to the first turn the
+set-aside chunk holds in each file (see docs/distiller.md). ``distill retry`` tries set-aside
+chunks again; ``distill retry --drop`` gives them up and commits their ranges.
+
+When *every* chunk mapped in an attempt failed because the provider did (down, timing out),
+nothing is set aside: the batch stays pending as it was and the next run tries it again.
+A budget or a permanent provider error (bad key, unknown model) stops the batch the same way.
+A retry never stores a memory twice: the store's dedup (exact hash, then vector + lexical
+guard) turns a replayed memory into a no-op.
 
 Two processes never distil the same batch at once: each batch is worked on under its own
 lock (``batches/.<id>.distill.lock``); a batch held by someone else is skipped, not waited on.
@@ -19,14 +28,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .batch import Batch
+from .batch import Batch, BatchProgress, ChunkState
 from .budget import TokenBudget
 from .config import Settings
-from .distiller.chunking import chunk_batch
-from .distiller.mapper import Mapper
+from .distiller.chunking import Chunk, chunk_batch
+from .distiller.mapper import ChunkResult, MapFailed, Mapper
 from .distiller.prompts import PROMPT_VERSION
 from .distiller.reduce import Memory, reduce_candidates
-from .errors import ConfigError, DistillError, LockBusy, SchemaMismatch
+from .distiller.schema import Candidate
+from .errors import ConfigError, DistillError, LockBusy, SchemaMismatch, TransientError
 from .lock import FileLock
 from .summary import RunSummary
 
@@ -47,31 +57,100 @@ class Distilled:
     chunks: int = 0
 
 
+def _mapper(settings: Settings, provider: Any, budget: TokenBudget | None) -> Mapper:
+    return Mapper(provider, provider_name=getattr(provider, "name", settings.llm), budget=budget,
+                  max_output_tokens=settings.llm_max_output_tokens)
+
+
+def _reduce(settings: Settings, batch: Batch, provider: Any, model: str | None, candidates: list[Candidate],
+            counters: Counter) -> list[Memory]:
+    messages = {m.id: m for agent in batch.agents for m in agent.messages}
+    return reduce_candidates(
+        candidates, messages, max_per_agent=settings.max_per_agent, max_global=settings.max_global,
+        provider=getattr(provider, "name", settings.llm), model=model, prompt_version=PROMPT_VERSION,
+        counters=counters,
+    )
+
+
 def distill_batch(settings: Settings, batch: Batch, *, provider: Any, budget: TokenBudget | None,
                   progress: Progress | None = None) -> Distilled:
-    """Map and reduce one batch; raises (and stores nothing) if any chunk failed."""
+    """Map and reduce one whole batch in memory; raises MapFailed (and returns nothing) if any
+    chunk failed. The pipeline uses :func:`_process`, which keeps progress per chunk."""
     chunks = chunk_batch(batch.agents, chunk_tokens=settings.chunk_tokens,
                          overlap_turns=settings.chunk_overlap_turns)
-    mapper = Mapper(provider, provider_name=getattr(provider, "name", settings.llm), budget=budget)
     step = (lambda done, total: progress("map", done, total)) if progress else None
-    results = mapper.map_all(chunks, concurrency=settings.llm_concurrency, progress=step)
+    results = _mapper(settings, provider, budget).map_all(chunks, concurrency=settings.llm_concurrency,
+                                                          progress=step)
     out = Distilled(chunks=len(chunks))
-    candidates = []
+    candidates: list[Candidate] = []
     model = getattr(provider, "model", None)
     for r in results:
         out.counters.update(r.counters)
         out.calls += r.calls
         out.tokens += r.tokens
         candidates.extend(r.candidates)
-        model = r.model or model
-    messages = {m.id: m for agent in batch.agents for m in agent.messages}
-    out.memories = reduce_candidates(
-        candidates, messages, max_per_agent=settings.max_per_agent, max_global=settings.max_global,
-        provider=getattr(provider, "name", settings.llm), model=model, prompt_version=PROMPT_VERSION,
-        counters=out.counters,
-    )
+    failed = [r.failed for r in results if r.failed]
+    if failed:
+        raise MapFailed("; ".join(failed))
+    out.memories = _reduce(settings, batch, provider, model, candidates, out.counters)
     out.counters["chunks"] += len(chunks)
     return out
+
+
+def _hold(chunk: Chunk) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for m in chunk.messages:
+        key = m.id.rsplit(":", 1)[0]
+        out[key] = min(m.start, out.get(key, m.start))
+    return out
+
+
+def _ranges(chunk: Chunk) -> list[list]:
+    spans: dict[str, list] = {}
+    for m in chunk.messages:
+        span = spans.setdefault(m.file, [m.file, m.start, m.end])
+        span[1], span[2] = min(span[1], m.start), max(span[2], m.end)
+    return list(spans.values())
+
+
+def _map_pending(settings: Settings, path: Path, batch: Batch, state: BatchProgress, *, provider: Any,
+                 budget: TokenBudget | None, retry_failed: bool, progress: Progress | None,
+                 out: Distilled) -> None:
+    """Map the chunks that have no result yet (and the set-aside ones when retrying), saving
+    each success at once. Failures are recorded only if some chunk of this attempt got an
+    answer: a provider that is down sets nothing aside, it raises and the batch waits."""
+    chunks = chunk_batch(batch.agents, chunk_tokens=state.chunkTokens, overlap_turns=state.overlapTurns)
+    out.chunks = len(chunks)
+    todo = [c for c in chunks if str(c.index) not in state.chunks
+            or (retry_failed and state.chunks[str(c.index)].status == "failed")]
+    if not todo:
+        return
+
+    def keep(r: ChunkResult) -> None:
+        out.counters.update(r.counters)
+        out.calls += r.calls
+        out.tokens += r.tokens
+        if not r.failed:
+            state.chunks[str(r.chunk.index)] = ChunkState(
+                status="mapped", agent=r.chunk.agent_id, candidates=[c.model_dump() for c in r.candidates])
+            if r.calls:  # an answer that was paid for is kept at once; the rules provider's costs nothing
+                state.save(path)
+
+    step = (lambda done, total: progress("map", done, total)) if progress else None
+    results = _mapper(settings, provider, budget).map_all(todo, concurrency=settings.llm_concurrency,
+                                                          progress=step, on_result=keep)
+    failed = [r for r in results if r.failed]
+    if not failed:
+        return
+    if all(r.transient for r in failed) and len(failed) == len(results):
+        raise TransientError("; ".join(r.failed for r in failed))
+    for r in failed:
+        before = state.chunks.get(str(r.chunk.index))
+        state.chunks[str(r.chunk.index)] = ChunkState(
+            status="failed", agent=r.chunk.agent_id, error=r.failed, attempts=(before.attempts if before else 0) + 1,
+            hold=_hold(r.chunk), ranges=_ranges(r.chunk))
+    out.counters["chunks_set_aside"] += len(failed)
+    state.save(path)
 
 
 _stores: dict[tuple, Any] = {}
@@ -119,8 +198,8 @@ def batch_summary(batch: Batch) -> RunSummary:
 
 
 def _process(settings: Settings, path: Path, *, provider: Any, budget: TokenBudget | None, commit: bool,
-             progress: Progress | None) -> RunSummary:
-    from .batch import commit_batch, load_batch
+             progress: Progress | None, retry_failed: bool = False, drop_failed: bool = False) -> RunSummary:
+    from .batch import commit_partial, load_batch
 
     lock_path = path.with_name(f".{path.stem}.distill.lock")
     try:
@@ -133,22 +212,45 @@ def _process(settings: Settings, path: Path, *, provider: Any, budget: TokenBudg
             return RunSummary(action="noop")
         batch = load_batch(path)
         summary = batch_summary(batch)
+        state = BatchProgress.load(path) or BatchProgress(chunkTokens=settings.chunk_tokens,
+                                                          overlapTurns=settings.chunk_overlap_turns)
+        result = Distilled()
         try:
-            result = distill_batch(settings, batch, provider=provider, budget=budget, progress=progress)
+            _map_pending(settings, path, batch, state, provider=provider, budget=budget,
+                         retry_failed=retry_failed, progress=progress, out=result)
+            if drop_failed:
+                for c in state.with_status("failed").values():
+                    c.status = "dropped"
+                    result.counters["chunks_dropped"] += 1
+                state.save(path)
+            mapped = state.with_status("mapped")
+            candidates = [Candidate.model_validate(c) for chunk in mapped.values() for c in chunk.candidates]
+            model = getattr(provider, "model", None)
+            result.memories = _reduce(settings, batch, provider, model, candidates, result.counters)
             if progress:
                 progress("store", 0, len(result.memories))
             added, dup = store_memories(settings, result.memories)
+            for c in mapped.values():
+                c.status, c.candidates = "stored", []
+            if mapped and (state.holds() or not commit):  # a full commit deletes the progress file anyway
+                state.save(path)
         except DistillError as exc:
             exc.args = (f"batch {path} left pending, nothing from it committed: {exc}",)
             raise
         summary.memories_added, summary.memories_duplicate = added, dup
         summary.llm_calls, summary.tokens = result.calls, result.tokens
+        result.counters["chunks"] += result.chunks
+        set_aside = len(state.with_status("failed"))
+        if set_aside:
+            result.counters["chunks_waiting"] = set_aside
         summary.counters = dict(Counter(batch.counters) + result.counters)
         summary.action = "distilled"
         if commit:
-            commit_batch(settings, path)
-            summary.action = "committed"
-            lock_path.unlink(missing_ok=True)  # whoever waits on it finds the batch gone and stops
+            holds = state.holds()
+            commit_partial(settings, path, holds)
+            summary.action = "partial" if holds else "committed"
+            if not holds:
+                lock_path.unlink(missing_ok=True)  # whoever waits on it finds the batch gone and stops
             if progress:
                 progress("commit", 1, 1)
         return summary
@@ -208,7 +310,7 @@ def run_distill(settings: Settings, *, only_files: set[Path] | None = None,
             except SchemaMismatch:  # a damaged batch file must not stall every later run
                 total.counters["batches_unreadable"] = total.counters.get("batches_unreadable", 0) + 1
                 continue
-            committed += part.action == "committed"
+            committed += part.action in ("committed", "partial")
             _add(total, part)
         for _ in range(MAX_BATCHES_PER_RUN):
             made = create_batch(settings, only_files=only_files, file_filter=file_filter,
@@ -217,9 +319,9 @@ def run_distill(settings: Settings, *, only_files: set[Path] | None = None,
                 break
             part = _process(settings, Path(made.batchFile), provider=provider, budget=budget, commit=True,
                             progress=progress)
-            committed += part.action == "committed"
+            committed += part.action in ("committed", "partial")
             _add(total, part)
-            if part.action != "committed":
+            if part.action not in ("committed", "partial"):
                 break
     finally:
         provider.close()
@@ -227,4 +329,44 @@ def run_distill(settings: Settings, *, only_files: set[Path] | None = None,
     total.counters["batches_committed"] = committed
     total.seconds = time.monotonic() - started
     record_last_run(settings, total)
+    return total
+
+
+def set_aside_batches(settings: Settings, cursor_path: Path | None = None) -> list[Path]:
+    """Pending batches with chunks set aside (read-only)."""
+    from .batch import pending_batches
+
+    out = []
+    for path in pending_batches(settings, cursor_path=cursor_path):
+        try:
+            state = BatchProgress.load(path)
+        except SchemaMismatch:
+            continue
+        if state and state.with_status("failed"):
+            out.append(path)
+    return out
+
+
+def retry_failed(settings: Settings, *, drop: bool = False, batch_file: Path | None = None,
+                 progress: Progress | None = None) -> RunSummary:
+    """``distill retry``: map the set-aside chunks again (or, with ``drop``, give them up), store
+    what they yield and commit every range no chunk holds any more."""
+    from .llm.base import get_provider
+
+    started = time.monotonic()
+    total = RunSummary(action="noop")
+    paths = [Path(batch_file)] if batch_file else set_aside_batches(settings)
+    if not paths:
+        total.seconds = time.monotonic() - started
+        return total
+    provider = get_provider(settings)
+    try:
+        for path in paths:
+            part = _process(settings, path, provider=provider, budget=TokenBudget(settings), commit=True,
+                            progress=progress, retry_failed=not drop, drop_failed=drop)
+            _add(total, part)
+            total.action = part.action if total.action in ("noop", "committed") else total.action
+    finally:
+        provider.close()
+    total.seconds = time.monotonic() - started
     return total

@@ -36,11 +36,23 @@ class AgentStatus(BaseModel):
     pending: list[str]
 
 
+class SetAsideChunk(BaseModel):
+    """A chunk whose answer never came right; its byte ranges stay uncommitted."""
+
+    batchFile: str
+    chunk: int
+    agentId: str
+    attempts: int
+    error: str | None
+    ranges: list[list]  # [path, start, end]
+
+
 class StatusResult(BaseModel):
     cursorPath: str
     agents: list[AgentStatus]
     files: list[FileStatus]
     pendingBatches: list[str]
+    setAside: list[SetAsideChunk] = Field(default_factory=list)
     lastRun: LastRun | None = None
 
     def human(self) -> str:
@@ -51,6 +63,14 @@ class StatusResult(BaseModel):
         else:
             out.append("last run: never")
         out.append("pending batches: " + (", ".join(self.pendingBatches) if self.pendingBatches else "none"))
+        if self.setAside:
+            out.append(f"set-aside chunks: {len(self.setAside)} (`distill retry` tries them again, "
+                       "`distill retry --drop` gives them up)")
+        for c in self.setAside:
+            spans = "; ".join(f"{p} bytes {a}-{b}" for p, a, b in c.ranges)
+            out.append(f"  {os.path.basename(c.batchFile)} chunk {c.chunk} (agent {c.agentId}, "
+                       f"{c.attempts} attempt{'s' if c.attempts != 1 else ''}): {c.error}")
+            out.append(f"    holds {spans}")
         for a in self.agents:
             out.append(f"agent {a.agentId}: {a.files} files, {_size(a.behind)} behind"
                        + (f", pending {', '.join(a.pending)}" if a.pending else ""))
@@ -103,8 +123,26 @@ def tail_status(settings: Settings, cursor_path: Path | None = None) -> StatusRe
     return StatusResult(
         cursorPath=str(cursor.path), agents=[agents[k] for k in sorted(agents)], files=files,
         pendingBatches=[str(settings.batches_dir.absolute() / f"{b}.json") for b in sorted(cursor.pending_batch_ids())],
+        setAside=_set_aside(settings, cursor),
         lastRun=_last_run(settings),
     )
+
+
+def _set_aside(settings: Settings, cursor: Cursor) -> list[SetAsideChunk]:
+    from .batch import BatchProgress
+    from .errors import SchemaMismatch
+
+    out = []
+    for bid in sorted(cursor.pending_batch_ids()):
+        path = settings.batches_dir.absolute() / f"{bid}.json"
+        try:
+            state = BatchProgress.load(path)
+        except SchemaMismatch:
+            continue
+        for i, c in sorted((state.with_status("failed") if state else {}).items()):
+            out.append(SetAsideChunk(batchFile=str(path), chunk=i, agentId=c.agent, attempts=c.attempts,
+                                     error=c.error, ranges=c.ranges))
+    return out
 
 
 def _last_run(settings: Settings) -> LastRun | None:

@@ -24,6 +24,14 @@ class RunSummary(BaseModel):
         return {"merged in run": c.get("merged_in_run", 0), "below the bar": below,
                 "over the cap": c.get("dropped_cap", 0)}
 
+    def set_aside_note(self) -> str:
+        """A second line when chunks are set aside, so a cron log shows it (empty otherwise)."""
+        n = self.counters.get("chunks_waiting", 0)
+        if not n:
+            return ""
+        return (f"{n} chunk{'s' if n != 1 else ''} set aside, their turns not committed: see `distill status`, "
+                "then `distill retry` (or `distill retry --drop`)")
+
     def line(self) -> str:
         dropped = "".join(f", {n} {why}" for why, n in self.dropped().items() if n)
         return (

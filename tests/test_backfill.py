@@ -118,7 +118,7 @@ def test_dry_run_estimates_and_spends_nothing(world):
     assert out["action"] == "dry-run" and out["files"] == 2
     est = out["estimate"]
     assert est["turns"] == 3 + 3 * 30 and est["chunks"] >= 2 and est["llm_calls"] == est["chunks"]
-    assert est["tokens"] > 800
+    assert est["tokens"] > 800 and est["output_tokens_max"] == est["chunks"] * 2064
     assert not (world / "state" / "backfill-cursor.json").exists()
     assert not list((world / "state").glob("batches/*.json")) and texts(world) == []
     human = cli("backfill", "--dry-run").stdout

@@ -130,9 +130,18 @@ def test_schema_breaking_json_gets_repair_then_per_candidate_checks(tmp_path):
     ("openai", ("blocked",), "answers_blocked"),
     ("openai", ("empty",), "answers_empty"),
 ])
-def test_blocked_or_empty_answer_is_counted_not_crashed(kind, behaviour, counter, tmp_path):
-    result, _ = run(kind, [behaviour], tmp_path)
-    assert result.memories == [] and result.counters[counter] == 1
+def test_blocked_or_empty_answer_fails_the_chunk(kind, behaviour, counter, tmp_path):
+    """An answer with no candidates at all is not "nothing worth keeping": the chunk fails."""
+    with pytest.raises(MapFailed) as err:
+        run(kind, [behaviour, behaviour], tmp_path)
+    assert "chunk 0 of agent main" in str(err.value)
+    assert ("blocked" if counter == "answers_blocked" else "empty") in str(err.value)
+
+
+@pytest.mark.parametrize("kind", ["gemini", "openai"])
+def test_an_empty_memories_list_is_an_answer(kind, tmp_path):
+    result, fake = run(kind, [("json", {"memories": []})], tmp_path)
+    assert result.memories == [] and len(fake.requests) == 1 and not result.counters["chunks_failed"]
 
 
 def test_invented_entity_keywords_removed_or_candidate_dropped(tmp_path):
@@ -155,7 +164,7 @@ def test_prompt_injection_cannot_choose_a_scope(kind, tmp_path):
 
 def test_caps_hold_with_many_candidates(tmp_path):
     many = [{**PITFALL, "text": f"Fact {i}: Debian 12 host number {i} runs lancedb from a uv venv at /srv/{i}.",
-             "scope": "global" if i % 2 else "agent"} for i in range(10)]
+             "scope": "global" if i % 2 else "agent", "evidence": [f"t{i % 4 + 1}", "t2"]} for i in range(10)]
     result, _ = run("openai", [("json", {"memories": many})], tmp_path, max_per_agent=2, max_global=1)
     assert sorted(m.scope for m in result.memories) == ["agent:main", "agent:main", "global"]
 
@@ -205,9 +214,9 @@ def test_gemini_gets_a_response_schema_it_accepts(tmp_path):
     config = fake.requests[0].body["generationConfig"]
     schema = config.get("responseSchema") or config.get("responseJsonSchema")
     assert config["responseMimeType"] == "application/json" and schema
-    text = str(schema)
-    assert "additionalProperties" not in text and "additional_properties" not in text
+    if "responseSchema" in config:  # the OpenAPI-style field refuses it; responseJsonSchema documents it
+        assert "additionalProperties" not in str(schema)
+    assert "$ref" not in str(schema) and "$defs" not in str(schema)
     item = schema["properties"]["memories"]["items"]
-    if "$ref" in item:
-        item = schema["$defs"][item["$ref"].rsplit("/", 1)[1]]
-    assert {"text", "category", "importance", "scope", "keywords", "evidence"} <= set(item["required"])
+    assert set(item["required"]) == {"text", "category", "importance", "scope", "keywords", "entity_keywords",
+                                     "evidence"}

@@ -99,3 +99,72 @@ def test_keywords_line_always_has_a_chinese_phrase():
     cand, _ = check(keywords=["pnpm", "CI", "lockfile", "frozen", "install", "cache", "node", "yaml"])
     assert any("\u4e00" <= ch <= "\u9fff" for kw in cand.keywords for ch in kw)
     assert len(cand.keywords) <= 8
+
+
+# --- issue 9: what a careful reader rejects (cases taken from the issue's real-model run) ---------
+
+MARKED = chunk_agent(BatchAgent(agentId="main", messages=messages([
+    ("user", "我们决定只在 Debian 12 上部署，不再支持 Ubuntu 20.04。"),
+    ("tool", "[tool exec failed: exec: ModuleNotFoundError: No module named 'lancedb']"),
+    ("assistant", "Fixed: the venv lacked lancedb; uv pip install lancedb inside .venv solved it."),
+])), chunk_tokens=6000, overlap_turns=2)[0]
+
+
+def judge(chunk=MARKED, **fields):
+    base = {"category": "fact", "importance": 0.7, "scope": "global", "keywords": ["部署", "依赖"],
+            "entity_keywords": ["lancedb"], "evidence": ["t2", "t3"]}
+    counters = Counter()
+    return validate_candidate({**base, **fields}, chunk, counters), counters
+
+
+def test_transcript_lines_with_a_speaker_are_not_memories():
+    for text in ("user: 我们决定只在 Debian 12 上部署，不再支持 Ubuntu 20.04。",
+                 "tool: [tool exec failed: exec: ModuleNotFoundError: No module named 'lancedb']",
+                 "Pitfall: [tool exec failed: exec: ModuleNotFoundError] happened with lancedb."):
+        cand, counters = judge(text=text)
+        assert cand is None and counters["dropped_role_prefix"] == 1, text
+
+
+def test_hedges_questions_and_other_languages_are_rejected():
+    cases = {"I'm not sure about this, maybe lancedb is missing": "dropped_hedge",
+             "Should lancedb be installed with uv pip inside .venv?": "dropped_question",
+             "我们决定只在 Debian 12 上部署 lancedb，不再支持 Ubuntu 20.04 系统。": "dropped_language"}
+    for text, reason in cases.items():
+        cand, counters = judge(text=text)
+        assert cand is None and counters[reason] == 1, (text, counters)
+
+
+def test_a_body_copied_from_one_turn_is_rejected_a_restatement_is_not():
+    cand, counters = judge(text="Fact: the venv lacked lancedb; uv pip install lancedb inside .venv solved it.")
+    assert cand is None and counters["dropped_copies_turn"] == 1
+    cand, _ = judge(text="Pitfall: ModuleNotFoundError for lancedb when the venv lacks it. "
+                         "Fix: uv pip install lancedb inside .venv.")
+    assert cand is not None
+
+
+def test_an_entity_found_only_inside_a_marker_is_not_verbatim():
+    cand, counters = judge(text="Pitfall: a tool run failed because lancedb was missing from the venv.",
+                           entity_keywords=["tool"])
+    assert cand is None and counters["entity_keyword_in_marker"] == 1 and counters["dropped_no_entity"] == 1
+    cand, counters = judge(text="Pitfall: ModuleNotFoundError for lancedb when the venv lacks it; install it with uv.",
+                           entity_keywords=["ModuleNotFoundError", "(lancedb", "lancedb"])
+    assert cand.entity_keywords == ["ModuleNotFoundError", "lancedb"]  # from the marker's payload: kept
+    assert counters["entity_keyword_unbalanced"] == 1
+
+
+def test_keywords_cut_out_of_the_body_are_rejected():
+    cand, counters = judge(text='Decision: deploy only on Debian 12 ("只在 Debian 12 上部署"), not Ubuntu 20.04.',
+                           entity_keywords=["Debian 12"], keywords=["只在", "上部署", "部署"], evidence=["t1"])
+    assert cand is None and counters["dropped_keyword_fragments"] == 1
+
+
+def test_many_candidates_on_the_same_evidence_keep_two():
+    from distill.distiller.validate import validate_chunk
+
+    base = {"category": "fact", "scope": "global", "keywords": ["依赖"], "entity_keywords": ["lancedb"],
+            "evidence": ["t2", "t3"]}
+    raw = [{**base, "importance": 0.5 + i / 10, "text": f"Fact {i}: lancedb must be installed into .venv for job {i}."}
+           for i in range(4)]
+    counters = Counter()
+    kept = validate_chunk(raw, MARKED, counters)
+    assert [c.text[:6] for c in kept] == ["Fact 2", "Fact 3"] and counters["dropped_evidence_reused"] == 2

@@ -122,7 +122,8 @@ def test_closed_schema_with_constraints_is_sent_as_json_schema_gemini_accepts(fa
     assert StrictAnswer.model_validate_json(res.text).memories[0].importance == 0.9
 
     schema = fake.requests[0].body["generationConfig"]["responseJsonSchema"]
-    candidate = schema["$defs"]["StrictCandidate"]
+    assert "$ref" not in json.dumps(schema) and "$defs" not in schema  # inlined: the Gemini fake resolves none
+    candidate = schema["properties"]["memories"]["items"]
     assert candidate["additionalProperties"] is False
     assert candidate["propertyOrdering"] == ["text", "importance", "kind", "keywords_zh"]
     assert candidate["properties"]["kind"]["enum"] == ["pitfall"]

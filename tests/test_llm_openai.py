@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict
 from distill.config import load_settings
 from distill.errors import ConfigError, PermanentError, TransientError
 from distill.llm import LLMRequest, get_provider
+from distill.llm.base import inline_refs
 from distill.llm.openai_compat import OpenAICompatProvider
 from tests.fakes import FakeOpenAI
 from tests.fakes.openai_server import response_format_type, sent_text
@@ -90,7 +91,8 @@ def test_happy_path_sends_json_schema_and_parses_answer(fake, tmp_path):
     fmt = sent.body["response_format"]
     assert fmt["type"] == "json_schema"
     assert fmt["json_schema"]["name"] == "Memories"
-    assert fmt["json_schema"]["schema"] == Memories.model_json_schema()
+    assert fmt["json_schema"]["schema"] == inline_refs(Memories.model_json_schema())
+    assert "$ref" not in json.dumps(fmt) and "$defs" not in json.dumps(fmt)  # servers that do not resolve them
     assert fmt["json_schema"]["strict"] is True  # closed objects, every field required
 
 

@@ -55,3 +55,67 @@ def test_sigkill_anywhere_then_rerun_equals_clean_run(tmp_path):
     assert done.returncode == 0, done.stderr
     assert sorted(r.text for r in stored(s)) == want
     assert all(cursor_state(s)[str(p)] == (p.stat().st_size, {}) for p in paths)
+
+
+def test_sigkill_with_a_chunk_set_aside_then_retry_equals_clean_run(tmp_path):
+    """The same with an LLM (a fake server in this process) that fails one agent's chunk for
+    good: at every kill no memory is doubled, no file's cursor is past a memory not stored,
+    and the held file never passes its first held turn; `distill retry` then finishes it."""
+    import json as _json
+
+    from tests.fakes import FakeOpenAI
+    from tests.fakes.openai_server import sent_text
+    from tests.test_pipeline_chunks import MAIN_MEMORY, OPS, OPS_MEMORY
+
+    dev_memory = {"text": "Rule: every cron schedule is written in the Asia/Shanghai time zone.",
+                  "category": "rule", "importance": 0.8, "scope": "global",
+                  "keywords": ["cron", "Asia/Shanghai", "时区", "规则"],
+                  "entity_keywords": ["cron", "Asia/Shanghai"], "evidence": ["t1"]}
+    healthy = {"uv instead of pip": MAIN_MEMORY, "Asia/Shanghai": dev_memory, "db-stage-2": OPS_MEMORY}
+    broken = {"db-stage-2"}
+
+    def answer(rec):
+        _, user = sent_text(rec)
+        for needle, memory in healthy.items():
+            if needle in user:
+                if needle in broken:
+                    return ("sleep", 1.5, ("raw", "no JSON today"))
+                return ("sleep", 1.5, ("json", {"memories": [memory]}))
+        return ("json", {"memories": []})
+
+    paths = [write_session(tmp_path, "main", "s-en", EN), write_session(tmp_path, "ops", "s-ops", OPS),
+             write_session(tmp_path, "dev", "s-mixed", MIXED)]
+    s = settings(tmp_path)
+    first = lambda m: m["text"]  # noqa: E731
+    with FakeOpenAI([], default=answer) as fake:
+        env = {"PATH": "/usr/bin:/bin", "DISTILL_LLM": "openai", "DISTILL_LLM_BASE_URL": fake.base_url,
+               "DISTILL_LLM_MODEL": "m", "DISTILL_RETRY_ATTEMPTS": "1", "DISTILL_LLM_CONCURRENCY": "1"}
+        by_path = {str(paths[0]): MAIN_MEMORY, str(paths[2]): dev_memory}
+        for delay in (0.5, 2.0, 3.5, 5.0, 7.0):
+            proc = subprocess.Popen(cli(s, "run", "--distill"), stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL, env=env)
+            time.sleep(delay)
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=60)
+            texts = [r.text.split("\n")[0] for r in stored(s)]
+            assert all(n == 1 for n in Counter(texts).values()), "a memory was stored twice"
+            assert OPS_MEMORY["text"] not in texts
+            state = cursor_state(s)
+            for p in paths:
+                offset = state.get(str(p), (0, {}))[0]
+                if str(p) in by_path and offset == p.stat().st_size:
+                    assert first(by_path[str(p)]) in texts, "a cursor passed a memory not stored"
+            first_turn = len(paths[1].read_bytes().split(b"\n", 1)[0]) + 1  # after the session header
+            assert state.get(str(paths[1]), (0, {}))[0] <= first_turn, "the held file passed its held turn"
+        done = subprocess.run(cli(s, "run", "--distill", "--json"), capture_output=True, text=True, timeout=180,
+                              env=env)
+        assert done.returncode == 0, done.stderr
+        status = subprocess.run(cli(s, "status", "--json"), capture_output=True, text=True, timeout=60, env=env)
+        assert [c["agentId"] for c in _json.loads(status.stdout)["setAside"]] == ["ops"]
+        broken.clear()
+        retried = subprocess.run(cli(s, "retry"), capture_output=True, text=True, timeout=180, env=env)
+        assert retried.returncode == 0, retried.stderr
+    texts = sorted(r.text.split("\n")[0] for r in stored(s))
+    assert texts == sorted(m["text"] for m in healthy.values())
+    assert all(cursor_state(s)[str(p)] == (p.stat().st_size, {}) for p in paths)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 from distill.batch import pending_batches
-from distill.distiller.mapper import MapFailed
 from distill.errors import BudgetExceeded, TransientError
 from distill.pipeline import run_distill
 from tests.fakes import FakeGemini, FakeOpenAI
@@ -105,33 +104,39 @@ def test_timeout_leaves_pending(tmp_path):
     assert_pending_untouched(s, path)
 
 
-def test_malformed_after_repair_fails_chunk_then_retry_succeeds(tmp_path):
+def test_malformed_after_repair_sets_the_chunk_aside_then_retry_stores_it(tmp_path):
+    from distill.pipeline import retry_failed
+
     path = write_session(tmp_path, "main", "s1", EN)
     with FakeOpenAI([("raw", "here you go: {memories: [}"), ("raw", "still [not json")]) as fake:
         s = llm_settings(tmp_path, "openai", fake)
-        with pytest.raises(MapFailed) as err:
-            run_distill(s)
-        assert "after one repair" in str(err.value) and "left pending" in str(err.value)
-        assert_pending_untouched(s, path)
-        fake.push(("raw", "```json\n" + __import__("json").dumps(GOOD) + "\n```"))
         summary = run_distill(s)
+        assert summary.counters["chunks_set_aside"] == 1 and stored(s) == []
+        assert pending_batches(s), "the failed chunk's turns stay uncommitted"
+        assert cursor_state(s)[str(path)][0] < path.stat().st_size
+        again = run_distill(s)  # a plain run does not pay for the set-aside chunk again
+        assert again.llm_calls == 0 and len(fake.requests) == 2
+        fake.push(("raw", "```json\n" + __import__("json").dumps(GOOD) + "\n```"))
+        summary = retry_failed(s)
     assert summary.memories_added == 2
     assert_committed(s, path)
 
 
-def test_schema_breaking_json_and_blocked_chunks_are_counted(tmp_path):
+def test_blocked_empty_or_all_invalid_answers_are_never_committed(tmp_path):
     path = write_session(tmp_path, "main", "s1", EN)
     with FakeGemini([("json", {"memories": [{"text": 7}, PITFALL]})]) as fake:
         s = llm_settings(tmp_path, "gemini", fake)
         summary = run_distill(s)
     assert summary.memories_added == 1 and summary.counters["dropped_schema"] == 1
     assert_committed(s, path)
-    path2 = write_session(tmp_path, "ops", "s2", EN)
-    with FakeGemini([("blocked", "SAFETY")]) as fake:
-        s = llm_settings(tmp_path, "gemini", fake)
-        summary = run_distill(s)
-    assert summary.counters["answers_blocked"] == 1 and summary.memories_added == 0
-    assert_committed(s, path2)
+    for i, bad in enumerate([("blocked", "SAFETY"), ("empty",), ("json", {"memories": [{}, {"text": 1}]})]):
+        p2 = write_session(tmp_path, f"ops{i}", "s2", EN)
+        with FakeGemini([bad, bad]) as fake:
+            s = llm_settings(tmp_path, "gemini", fake)
+            summary = run_distill(s)
+        assert summary.counters["chunks_set_aside"] == 1 and summary.memories_added == 0
+        assert cursor_state(s)[str(p2)][1], "the turns of a failed chunk stay pending"
+        assert cursor_state(s)[str(p2)][0] < p2.stat().st_size
 
 
 def test_invented_entities_and_injection_never_widen_scope(tmp_path):
@@ -151,7 +156,7 @@ def test_caps_per_agent_and_global_over_two_agents(tmp_path):
     write_session(tmp_path, "main", "s1", EN)
     write_session(tmp_path, "ops", "s2", EN)
     many = [{**PITFALL, "text": f"Fact {i}: host web-{i} needs libpq5 pinned to build {i}{i}{i} of the image.",
-             "scope": "global" if i % 2 else "agent"} for i in range(8)]
+             "scope": "global" if i % 2 else "agent", "evidence": [f"t{i % 6 + 1}"]} for i in range(8)]
     with FakeOpenAI([], default=("json", {"memories": many})) as fake:
         s = llm_settings(tmp_path, "openai", fake, max_per_agent=2, max_global=2)
         summary = run_distill(s)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 COMMANDS = {
     "init": "tails", "run": "tails", "commit": "tails", "abort": "tails", "status": "tails",
     "memories": "memories",
-    "distill": "distill_cmd",
+    "distill": "distill_cmd", "retry": "distill_cmd",
     "enqueue": "queue_cmds", "backfill": "queue_cmds",
     "mcp": "mcp_cmd",
     "hooks": "hooks_cmd",

@@ -1,4 +1,5 @@
 """``distill distill --batch-file F [--commit]``: distil a batch that ``distill run`` made.
+``distill retry [--batch-file F] [--drop]``: try set-aside chunks again, or give them up.
 
 For the two-phase cron flow: ``run`` cuts the batch, this turns it into stored memories, and
 ``commit`` (or ``--commit`` here) advances the cursor. Without ``--commit`` the batch stays
@@ -19,10 +20,17 @@ class DistillOutput(RunSummary):
     batch_file: str | None = None
 
     def human(self) -> str:
-        line = self.line()
+        line = "\n".join(filter(None, [self.line(), self.set_aside_note()]))
         if self.action == "distilled" and self.batch_file:
             line += f"\nnext: distill commit --batch-file {self.batch_file}"
         return line
+
+
+class RetryOutput(RunSummary):
+    def human(self) -> str:
+        if self.action == "noop":
+            return "no set-aside chunks: nothing to retry"
+        return "\n".join(filter(None, [self.line(), self.set_aside_note()]))
 
 
 def register(sub: Any) -> None:
@@ -30,6 +38,19 @@ def register(sub: Any) -> None:
     p.add_argument("--batch-file", required=True, type=Path, help="the batch file `distill run` printed")
     p.add_argument("--commit", action="store_true",
                    help="also commit the batch (advance the cursor) once its memories are stored")
+
+
+    p = command(sub, "retry", _retry,
+                "map the set-aside chunks of pending batches again (see `distill status`), store and commit")
+    p.add_argument("--batch-file", type=Path, help="only this batch (default: every batch with set-aside chunks)")
+    p.add_argument("--drop", action="store_true",
+                   help="give the set-aside chunks up instead: their turns are committed without memories")
+
+
+def _retry(settings: Any, args: argparse.Namespace) -> RetryOutput:
+    from ..pipeline import retry_failed
+
+    return RetryOutput(**retry_failed(settings, drop=args.drop, batch_file=args.batch_file).model_dump())
 
 
 def _distill(settings: Any, args: argparse.Namespace) -> DistillOutput:

@@ -25,7 +25,7 @@ class StepResult(BaseModel):
     summary: RunSummary
 
     def human(self) -> str:
-        return self.summary.line()
+        return "\n".join(filter(None, [self.summary.line(), self.summary.set_aside_note()]))
 
 
 def register(sub) -> None:

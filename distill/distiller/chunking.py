@@ -18,6 +18,20 @@ TURN_OVERHEAD_TOKENS = 6  # "[t12] assistant: " and the newline
 END_TAG = "</transcript>"
 
 
+_ERROR_LINE = re.compile(r"error|exception|failed|fatal|denied|not found|no such|traceback|refused|timed? ?out",
+                         re.IGNORECASE)
+TRACE_LINES = 4
+
+
+def shorten_trace(text: str) -> str:
+    """A tool trace as its first line (the command or the failure marker) and its error lines."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if len(lines) <= TRACE_LINES:
+        return text
+    keep = [lines[0], *[ln for ln in lines[1:] if _ERROR_LINE.search(ln)][: TRACE_LINES - 1]]
+    return "\n".join(keep) + f"\n… ({len(lines) - len(keep)} lines left out)"
+
+
 def estimate_tokens(text: str) -> int:
     cjk = len(CJK_RE.findall(text))
     return int(cjk * 1.5 + (len(text) - cjk) * 0.25 + 0.999)
@@ -49,11 +63,20 @@ class Chunk:
         return "\n".join(m.text for m in self.messages)
 
     def render(self) -> str:
-        """The transcript as delimited data; a closing tag inside a turn is defused."""
+        """The transcript as delimited data, each turn labelled with who wrote it (the batch's
+        ``author``; its ``role`` in batches written before authors existed). Only what can carry
+        knowledge is sent: a tool trace is cut to its command and its error lines, and a turn
+        repeating an earlier one of the chunk is sent as a reference. A closing tag inside a
+        turn is defused."""
         lines = [f'<transcript agent="{self.agent_id}">']
+        first: dict[str, str] = {}
         for tid, msg in self.turns():
+            who = msg.author or msg.role
             text = msg.text.replace(END_TAG, "</ transcript>").replace("<transcript", "< transcript")
-            lines.append(f"[{tid}] {msg.role}: {text}")
+            if who == "tool" or msg.role == "tool":
+                text = shorten_trace(text)
+            seen = first.setdefault(text, tid)
+            lines.append(f"[{tid}] {who}: {text if seen == tid else f'(same as {seen})'}")
         lines.append(END_TAG)
         return "\n".join(lines)
 

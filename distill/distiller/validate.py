@@ -1,10 +1,24 @@
 """Check every candidate on its own, so one bad candidate never sinks its chunk.
 
 Each rejection or repair is counted under its reason (``dropped_schema``, ``dropped_length``,
-``entity_keyword_invented``, ``dropped_no_entity``, ``evidence_unknown``, ``dropped_no_evidence``,
-``dropped_generic``, ``dropped_meta``, ``dropped_refusal``, ``dropped_chitchat``,
-``scope_coerced``, ``secrets_redacted``). Scope is decided here, by code: the provider may only
-say "global"; anything else, including a scope a transcript asked for, becomes "agent".
+``entity_keyword_invented``, ``entity_keyword_unbalanced``, ``entity_keyword_in_marker``,
+``dropped_no_entity``, ``evidence_unknown``, ``dropped_no_evidence``, ``dropped_generic``,
+``dropped_meta``, ``dropped_refusal``, ``dropped_chitchat``, ``dropped_role_prefix``,
+``dropped_copies_turn``, ``dropped_hedge``, ``dropped_question``, ``dropped_language``,
+``dropped_keyword_fragments``, ``dropped_evidence_reused``, ``scope_coerced``,
+``secrets_redacted``). Scope is decided here, by code: the provider may only say "global";
+anything else, including a scope a transcript asked for, becomes "agent".
+
+What a careful reader rejects, and why each rule looks the way it does:
+
+- a body that is a transcript line, not a memory: a line opening with a speaker
+  (``user: …``, ``tool: [tool exec failed…``), or most of its word triples found in one turn;
+- a hedge or a question: a memory states what was established;
+- a body not in English (the required language): Latin letters must dominate;
+- an entity keyword must be verbatim in the turns *outside* our own markers (``tool`` is in
+  every ``[tool exec failed: …]``) and have balanced brackets and quotes;
+- keywords that are mostly pieces cut out of the body are not keywords;
+- many candidates resting on the same turns restate one thing: two per evidence set at most.
 """
 
 from __future__ import annotations
@@ -17,13 +31,13 @@ from pydantic import ValidationError
 
 from ..redact import redact
 from .chunking import Chunk
-from .schema import Candidate, CandidateOut
+from .schema import MAX_KEYWORD, MAX_KEYWORDS, MAX_TEXT, Candidate, CandidateOut
 
-MAX_TEXT = 500
 MIN_TEXT = 20
-MAX_KEYWORD = 40
 MIN_KEYWORDS = 3
-MAX_KEYWORDS = 8
+COPY_OVERLAP = 0.75  # share of the body's word triples found in one turn
+MAX_PER_EVIDENCE = 2
+MIN_LATIN_SHARE = 0.7
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 KEYWORDS_LINE_RE = re.compile(r"\n?\s*Keywords\s*\(zh\)\s*[:：].*$", re.IGNORECASE | re.DOTALL)
 
@@ -52,10 +66,30 @@ _CHITCHAT = re.compile(
     r"(asked|said) how (they|the user|the assistant) (was|were|are)|(had|has) a (nice|good) (day|weekend))\b",
     re.IGNORECASE,
 )
+_ROLE_PREFIX = re.compile(
+    r"^\s*(user|assistant|tool|system|person|human|ai|bot|platform|schedule|parent_agent|toolresult)\s*[:：]"
+    r"|\[tool (exec )?failed", re.IGNORECASE | re.MULTILINE,
+)
+_HEDGE = re.compile(
+    r"\b(i'?m not sure|i am not sure|not sure (if|whether|about)|i (think|guess|believe|suppose)|maybe|perhaps|"
+    r"possibly|it seems|unclear (if|whether)|might or might not)\b|可能是|也许|不确定|好像",
+    re.IGNORECASE,
+)
+_QUESTION = re.compile(r"[?？]\s*$|^(how|what|why|should|can|could|does|do|is|are|which|where|when)\b[^.]*[?？]",
+                       re.IGNORECASE | re.MULTILINE)
+_MARKER_LABEL = re.compile(r"\[[A-Za-z][A-Za-z _-]{0,30}:")
+_LATIN = re.compile(r"[A-Za-z]")
+_LETTER = re.compile(r"[^\W\d_]")
+_TOKEN = re.compile(r"[a-z0-9_./@-]+|[\u3400-\u4dbf\u4e00-\u9fff]")
+_PAIRS = {"(": ")", "[": "]", "{": "}", "（": "）", "【": "】", "“": "”", "‘": "’", "「": "」"}
 
 
-def validate_candidate(raw: Any, chunk: Chunk, counters: Counter) -> Candidate | None:
-    """Return the cleaned candidate, or None after counting why it was dropped."""
+def validate_candidate(raw: Any, chunk: Chunk, counters: Counter, *, written: bool = True) -> Candidate | None:
+    """Return the cleaned candidate, or None after counting why it was dropped.
+
+    ``written=False`` for the offline rules provider, whose bodies are labelled quotes of the
+    turns by design (in the turn's language): the checks for copies, speakers, hedges,
+    language and keywords cut from the body are for what a model wrote."""
     try:
         cand = raw if isinstance(raw, CandidateOut) else CandidateOut.model_validate(raw)
     except ValidationError:
@@ -67,16 +101,20 @@ def validate_candidate(raw: Any, chunk: Chunk, counters: Counter) -> Candidate |
     if not (MIN_TEXT <= len(text) <= MAX_TEXT):
         counters["dropped_length"] += 1
         return None
-    reason = _junk_reason(text)
+    reason = _junk_reason(text) or (_transcript_reason(text, chunk) if written else None)
     if reason:
         counters[f"dropped_{reason}"] += 1
         return None
 
-    source = chunk.source_text()
+    source = _MARKER_LABEL.sub(" ", chunk.source_text())
     entities: list[str] = []
     for kw in _clean_keywords(cand.entity_keywords, counters):
-        if kw in source:
+        if not _balanced(kw):
+            counters["entity_keyword_unbalanced"] += 1
+        elif kw in source:
             entities.append(kw)
+        elif kw in chunk.source_text():
+            counters["entity_keyword_in_marker"] += 1
         else:
             counters["entity_keyword_invented"] += 1
     invented = set(_clean_keywords(cand.entity_keywords, Counter())) - set(entities)
@@ -98,6 +136,9 @@ def validate_candidate(raw: Any, chunk: Chunk, counters: Counter) -> Candidate |
     scope = cand.scope.strip().lower()
     if scope not in ("global", "agent"):
         counters["scope_coerced"] += 1
+    if written and _fragment_keywords(cand.keywords, entities, text):
+        counters["dropped_keyword_fragments"] += 1
+        return None
     keywords = _keyword_set(cand, entities, invented, counters)
     return Candidate(
         text=text,
@@ -112,6 +153,61 @@ def validate_candidate(raw: Any, chunk: Chunk, counters: Counter) -> Candidate |
     )
 
 
+def validate_chunk(raw: list[Any], chunk: Chunk, counters: Counter, *, written: bool = True) -> list[Candidate]:
+    """Every candidate of one answer, then the rule across them: at most two per evidence set."""
+    kept = [c for c in (validate_candidate(item, chunk, counters, written=written) for item in raw) if c is not None]
+    per_set: Counter = Counter()
+    out = []
+    for c in sorted(kept, key=lambda c: -c.importance):
+        key = tuple(sorted(c.evidence))
+        per_set[key] += 1
+        if per_set[key] > MAX_PER_EVIDENCE:
+            counters["dropped_evidence_reused"] += 1
+            continue
+        out.append(c)
+    return sorted(out, key=kept.index)
+
+
+def _first_match(rules: tuple[tuple[str, re.Pattern], ...], text: str) -> str | None:
+    return next((reason for reason, rule in rules if rule.search(text)), None)
+
+
+def _transcript_reason(text: str, chunk: Chunk) -> str | None:
+    reason = _first_match((("role_prefix", _ROLE_PREFIX), ("hedge", _HEDGE), ("question", _QUESTION)), text)
+    if reason:
+        return reason
+    letters = _LETTER.findall(text)
+    if letters and len(_LATIN.findall(text)) / len(letters) < MIN_LATIN_SHARE:
+        return "language"
+    body = _triples(text)
+    if body and any(len(body & _triples(m.text)) >= COPY_OVERLAP * len(body) for m in chunk.messages):
+        return "copies_turn"
+    return None
+
+
+def _triples(text: str) -> set[tuple[str, ...]]:
+    words = _TOKEN.findall(text.lower())
+    return {tuple(words[i:i + 3]) for i in range(len(words) - 2)}
+
+
+def _balanced(word: str) -> bool:
+    stack = []
+    for ch in word:
+        if ch in _PAIRS:
+            stack.append(_PAIRS[ch])
+        elif ch in _PAIRS.values():
+            if not stack or stack.pop() != ch:
+                return False
+    return not stack and word.count('"') % 2 == 0 and word.count("`") % 2 == 0
+
+
+def _fragment_keywords(keywords: list[str], entities: list[str], text: str) -> bool:
+    """True when most of the Chinese keywords are just pieces cut out of the body."""
+    own = [k.strip() for k in keywords if _CJK.search(k) and k.strip() not in entities]
+    pieces = [k for k in own if k in text]
+    return len(own) >= 2 and len(pieces) * 2 > len(own)
+
+
 def _redacted(text: str, counters: Counter) -> str:
     clean, found = redact(text)
     n = sum(found.values()) if found else 0
@@ -121,15 +217,8 @@ def _redacted(text: str, counters: Counter) -> str:
 
 
 def _junk_reason(text: str) -> str | None:
-    if _REFUSAL.search(text):
-        return "refusal"
-    if _META.search(text):
-        return "meta"
-    if _GENERIC.search(text):
-        return "generic"
-    if _CHITCHAT.search(text):
-        return "chitchat"
-    return None
+    return _first_match((("refusal", _REFUSAL), ("meta", _META), ("generic", _GENERIC), ("chitchat", _CHITCHAT)),
+                        text)
 
 
 def _clean_keywords(words: list[str], counters: Counter) -> list[str]:

@@ -11,9 +11,9 @@ It raises :class:`~distill.errors.TransientError` (after our retry policy gave u
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -37,8 +37,41 @@ class Usage(BaseModel):
 class LLMRequest(BaseModel):
     system: str
     user: str
-    response_model: type[BaseModel]  # the JSON the model must return (structured output)
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")  # the JSON the model must return
+    response_model: type[BaseModel] | None = None  # or a model whose schema that is (references inlined)
     temperature: float = 0.2
+    max_output_tokens: int | None = None  # sent as max_tokens / maxOutputTokens
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    def json_schema(self) -> dict[str, Any]:
+        if self.schema_ is not None:
+            return self.schema_
+        if self.response_model is None:
+            raise ValueError("an LLMRequest needs a schema or a response_model")
+        return inline_refs(self.response_model.model_json_schema())
+
+
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with every local ``$ref`` replaced by its definition and ``$defs`` gone:
+    several OpenAI-compatible servers and Gemini's schema path do not resolve references."""
+    defs = schema.get("$defs") or schema.get("definitions") or {}
+
+    def walk(node: Any, seen: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [walk(n, seen) for n in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.rsplit("/", 1)[-1] in defs:
+            name = ref.rsplit("/", 1)[-1]
+            if name in seen:
+                raise ValueError(f"schema {name!r} refers to itself; it cannot be inlined")
+            extra = {k: v for k, v in node.items() if k != "$ref"}
+            return walk({**defs[name], **extra}, (*seen, name))
+        return {k: walk(v, seen) for k, v in node.items() if k not in ("$defs", "definitions")}
+
+    return walk(schema, ())
 
 
 class LLMResponse(BaseModel):

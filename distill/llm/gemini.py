@@ -9,21 +9,24 @@ the transport's exceptions -- which are ``httpx2``'s, not ``httpx``'s, in google
 (it prefers the httpx2 fork when installed), so both families are caught. Google says when
 to come back either with a Retry-After header or with a ``google.rpc.RetryInfo`` detail
 (``"retryDelay": "37s"``) in the error body; both are honoured.
+
+The SDK's timeout bounds each socket operation, not the call, so a server that keeps
+streaming bytes would hold it forever: each attempt runs on a worker thread and is given up
+``llm_timeout`` seconds after it started. ``maxOutputTokens`` caps the answer.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
-from pydantic import BaseModel
-
 from ..config import Settings
 from ..errors import ConfigError, DistillError
 from ..retry import RetryPolicy, parse_retry_after
@@ -89,22 +92,30 @@ class GeminiProvider:
                 retry_options=types.HttpRetryOptions(attempts=1),
             ),
         )
+        self._calls = ThreadPoolExecutor(max_workers=max(2, settings.llm_concurrency * 2),
+                                         thread_name_prefix="distill-gemini")
 
     def complete(self, req: LLMRequest) -> LLMResponse:
         config = types.GenerateContentConfig(
             system_instruction=req.system,
             temperature=req.temperature,
             response_mime_type="application/json",
-            response_json_schema=gemini_json_schema(req.response_model),
+            response_json_schema=gemini_json_schema(req.json_schema()),
+            max_output_tokens=req.max_output_tokens,
         )
         return self._policy.call(lambda: self._once(req.user, config), on_retry=log_retry)
 
     def close(self) -> None:
+        self._calls.shutdown(wait=False, cancel_futures=True)
         self._client.close()
 
     def _once(self, user: str, config: types.GenerateContentConfig) -> LLMResponse:
+        call = self._calls.submit(self._client.models.generate_content, model=self.model, contents=user, config=config)
         try:
-            response = self._client.models.generate_content(model=self.model, contents=user, config=config)
+            response = call.result(timeout=self.timeout)
+        except FutureTimeout as exc:  # the thread finishes (or fails) on its own; its answer is dropped
+            call.cancel()
+            raise timeout_error(self._endpoint, self.timeout) from exc
         except genai_errors.APIError as exc:
             raise self._api_error(exc) from exc
         except _TIMEOUTS as exc:
@@ -123,7 +134,7 @@ class GeminiProvider:
 
     def _to_response(self, response: types.GenerateContentResponse) -> LLMResponse:
         usage = _usage(response.usage_metadata)
-        model = response.model_version or self.model
+        model = self.model  # usage is booked under the configured name, not the served version
         feedback = response.prompt_feedback
         if feedback is not None and feedback.block_reason:
             detail = f"prompt blocked: {_enum(feedback.block_reason)}"
@@ -150,21 +161,13 @@ _SCHEMA_KEYWORDS = frozenset(
 )  # fmt: skip
 
 
-def gemini_json_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The model's JSON Schema cut down to what Gemini's ``responseJsonSchema`` accepts.
+def gemini_json_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema cut down to what Gemini's ``responseJsonSchema`` documents (no ``maxLength``:
+    the distiller checks lengths itself; ``maxItems`` stays and bounds the arrays).
 
     The SDK's own pydantic conversion (``response_schema=Model``) refuses
-    ``additionalProperties`` (``extra="forbid"``) on the Gemini API, so we send JSON Schema
-    instead, keeping only the documented keywords; the distiller validates the rest
-    (lengths, defaults) itself.
-    """
-    return json.loads(_pruned_schema_json(model))
-
-
-@functools.lru_cache(maxsize=64)
-def _pruned_schema_json(model: type[BaseModel]) -> str:
-    """Building a schema costs milliseconds; a run asks for the same one per chunk."""
-    return json.dumps(_prune(model.model_json_schema()))
+    ``additionalProperties`` (``extra="forbid"``) on the Gemini API, so we send JSON Schema."""
+    return _prune(schema)
 
 
 def _prune(node: Any) -> Any:

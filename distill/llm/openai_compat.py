@@ -5,7 +5,12 @@ We ask for ``response_format: json_schema`` first. Servers without structured ou
 answer 400/422 naming ``response_format`` (or 404/422 on the request): we then retry that
 call once with ``json_object`` -- the schema moves into the system prompt -- and, if that
 works, stay in JSON mode for the life of the provider instead of paying a rejected request
-per chunk.
+per chunk. Until the first answer settles which mode the server speaks, concurrent calls
+wait for it, so the fallback costs one request per provider, not one per thread.
+
+Every answer is bounded: ``max_tokens`` (``max_completion_tokens`` on OpenAI itself) caps
+it, and the body is read against a wall-clock deadline of ``llm_timeout`` seconds per
+attempt, so a server that keeps sending bytes is cut off as surely as a silent one.
 
 The API key is optional (local servers need none). It comes from ``DISTILL_LLM_API_KEY``;
 ``OPENAI_API_KEY`` is used only when the base URL is OpenAI's own, so an OpenAI key is never
@@ -14,16 +19,15 @@ sent to some other server by accident.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
+import threading
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-from pydantic import BaseModel
-
 from ..config import Settings
 from ..errors import ConfigError
 from ..retry import RetryPolicy, parse_retry_after
@@ -53,6 +57,9 @@ class OpenAICompatProvider:
         self.base_url = settings.llm_base_url.rstrip("/")
         self.timeout = settings.llm_timeout
         self.json_object_only = False  # set once the server has refused json_schema
+        self._mode_known = False  # set by the first answer that settles the mode
+        self._mode_lock = threading.Lock()
+        self._openai = urlsplit(self.base_url).hostname == "api.openai.com"
         self._policy = policy or settings.retry_policy()
         self._endpoint = Endpoint(
             label=f"OpenAI-compatible endpoint ({self.model})",
@@ -73,20 +80,49 @@ class OpenAICompatProvider:
         self._client.close()
 
     def _once(self, req: LLMRequest) -> LLMResponse:
+        if self._mode_known:
+            return self._attempt(req)
+        with self._mode_lock:  # the first call decides json_schema vs json_object for everyone
+            response = self._attempt(req)
+            self._mode_known = True
+            return response
+
+    def _attempt(self, req: LLMRequest) -> LLMResponse:
+        schema = req.json_schema()
         if not self.json_object_only:
-            response = self._post(_body(self.model, req, json_schema_format(req.response_model), req.system))
+            fmt = json_schema_format(openai_subset(schema) if self._openai else schema, _schema_name(req))
+            response = self._post(self._body(req, fmt, req.system))
             if not _refuses_schema(response):
                 return self._parse(response)
-        response = self._post(
-            _body(self.model, req, {"type": "json_object"}, _with_schema(req.system, req.response_model))
-        )
+        response = self._post(self._body(req, {"type": "json_object"}, _with_schema(req.system, schema)))
         if response.status_code == 200:
             self.json_object_only = True
         return self._parse(response)
 
+    def _body(self, req: LLMRequest, response_format: dict[str, Any], system: str) -> dict[str, Any]:
+        body = {
+            "model": self.model,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": req.user}],
+            "temperature": req.temperature,
+            "response_format": response_format,
+            "stream": False,
+        }
+        if req.max_output_tokens:
+            body["max_completion_tokens" if self._openai else "max_tokens"] = req.max_output_tokens
+        return body
+
     def _post(self, body: dict[str, Any]) -> httpx.Response:
+        """POST and read the whole answer, giving up ``timeout`` seconds after sending."""
+        deadline = time.monotonic() + self.timeout
         try:
-            return self._client.post("/chat/completions", json=body)
+            with self._client.stream("POST", "/chat/completions", json=body) as response:
+                data = bytearray()
+                for part in response.iter_bytes():
+                    data += part
+                    if time.monotonic() > deadline:
+                        raise timeout_error(self._endpoint, self.timeout)
+                return httpx.Response(response.status_code, headers=response.headers, content=bytes(data),
+                                      request=response.request)
         except httpx.TimeoutException as exc:
             raise timeout_error(self._endpoint, self.timeout) from exc
         except httpx.TransportError as exc:
@@ -107,29 +143,40 @@ class OpenAICompatProvider:
         return _to_response(data, self.model)
 
 
-def json_schema_format(model: type[BaseModel]) -> dict[str, Any]:
-    schema = json.loads(_schema_json(model))
-    return {
-        "type": "json_schema",
-        "json_schema": {"name": _schema_name(model), "schema": schema, "strict": strict_compatible(schema)},
-    }
+# What OpenAI's strict structured outputs document as supported; other keywords are refused.
+_OPENAI_KEYWORDS = frozenset({
+    "type", "description", "enum", "const", "properties", "required", "additionalProperties", "items",
+    "anyOf", "minItems", "maxItems", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+    "multipleOf", "pattern", "format", "title",
+})
 
 
-@functools.lru_cache(maxsize=64)
-def _schema_json(model: type[BaseModel]) -> str:
-    """Building a schema costs milliseconds; a run asks for the same one per chunk."""
-    return json.dumps(model.model_json_schema(), ensure_ascii=False, separators=(",", ":"))
+def openai_subset(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with only the keywords OpenAI's strict mode accepts (``maxLength`` goes;
+    the validator enforces lengths). Other servers (llama.cpp, vLLM) get the full schema:
+    their grammars honour ``maxLength``, which is what stops a small model looping in a string."""
+    def prune(node: Any) -> Any:
+        if isinstance(node, list):
+            return [prune(n) for n in node]
+        if not isinstance(node, dict):
+            return node
+        return {k: ({n: prune(v2) for n, v2 in v.items()} if k == "properties" else prune(v))
+                for k, v in node.items() if k in _OPENAI_KEYWORDS}
+
+    return prune(schema)
+
+
+def json_schema_format(schema: dict[str, Any], name: str = "response") -> dict[str, Any]:
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": strict_compatible(schema)}}
 
 
 def strict_compatible(schema: dict[str, Any]) -> bool:
     """OpenAI's strict mode needs every object closed and every property required."""
-    objects = [schema, *(schema.get("$defs") or {}).values()]
-    for obj in objects:
-        for node in _walk(obj):
-            if node.get("type") == "object" or "properties" in node:
-                props = set((node.get("properties") or {}).keys())
-                if node.get("additionalProperties") is not False or set(node.get("required") or []) != props:
-                    return False
+    for node in _walk(schema):
+        if node.get("type") == "object" or "properties" in node:
+            props = set((node.get("properties") or {}).keys())
+            if node.get("additionalProperties") is not False or set(node.get("required") or []) != props:
+                return False
     return True
 
 
@@ -143,24 +190,15 @@ def _walk(node: Any):
             yield from _walk(value)
 
 
-def _schema_name(model: type[BaseModel]) -> str:
-    return re.sub(r"[^A-Za-z0-9_-]", "_", model.__name__)[:64] or "response"
+def _schema_name(req: LLMRequest) -> str:
+    name = req.response_model.__name__ if req.response_model else "memories"
+    return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "response"
 
 
-def _body(model: str, req: LLMRequest, response_format: dict[str, Any], system: str) -> dict[str, Any]:
-    return {
-        "model": model,
-        "messages": [{"role": "system", "content": system}, {"role": "user", "content": req.user}],
-        "temperature": req.temperature,
-        "response_format": response_format,
-        "stream": False,
-    }
-
-
-def _with_schema(system: str, model: type[BaseModel]) -> str:
+def _with_schema(system: str, schema: dict[str, Any]) -> str:
     """JSON mode knows no schema, so the prompt has to carry it (and say "JSON", which OpenAI requires)."""
-    schema = _schema_json(model)
-    return f"{system}\n\nAnswer with one JSON object that matches this JSON Schema:\n{schema}"
+    text = json.dumps(schema, ensure_ascii=False, separators=(",", ":"))
+    return f"{system}\n\nAnswer with one JSON object that matches this JSON Schema:\n{text}"
 
 
 def _refuses_schema(response: httpx.Response) -> bool:
@@ -174,7 +212,7 @@ def _refuses_schema(response: httpx.Response) -> bool:
 
 def _to_response(data: dict[str, Any], default_model: str) -> LLMResponse:
     usage = _usage(data.get("usage"))
-    model = str(data.get("model") or default_model)
+    model = default_model  # usage is booked under the configured name, not what the server calls itself
     choices = data.get("choices") or []
     if not choices or not isinstance(choices[0], dict):
         return LLMResponse(text="", usage=usage, finish="empty", model=model, detail="no choices")

@@ -265,6 +265,9 @@ def main() -> None:
             agents = generated_corpus(Path(d), args.corpus_mb)
             report["tokens_generated_corpus"] = prompt_tokens(Path(d) / "state", agents)
         report["end_to_end"] = e2e(args.runs)
+        from tests.bench.tokens import compare  # distill vs the /new worker, same text-heavy corpus
+
+        report["tokens_vs_worker"] = compare(1.0)
     print(json.dumps(report, indent=2, ensure_ascii=False))
     out = ROOT / "tests" / "bench" / "out"
     out.mkdir(exist_ok=True)

@@ -12,6 +12,8 @@ Behaviours every fake understands (see the subclasses for the format-specific on
   (default: the default behaviour) -- a client with a shorter timeout gives up first.
 - ``("drop",)``: close the connection without answering (a connection error).
 - ``("body", status, text[, content_type[, headers]])``: send these bytes verbatim.
+- ``("trickle", seconds_per_byte)``: a 200 whose body never finishes in time: one space
+  every ``seconds_per_byte`` (a model that keeps streaming), until the client hangs up.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class Reply:
     status: int
     body: bytes
     headers: dict[str, str]
+    drip: float = 0.0  # seconds between bytes of the body (0: send at once)
 
 
 class _Server(ThreadingHTTPServer):
@@ -134,6 +137,8 @@ class ScriptedServer:
             return self._answer(rec, then)
         if kind == "drop":
             return None
+        if kind == "trickle":
+            return Reply(200, b" " * 100_000, {"Content-Type": "application/json"}, drip=behaviour[1])
         if kind == "body":
             status, text = behaviour[1], behaviour[2]
             ctype = behaviour[3] if len(behaviour) > 3 else "text/plain"
@@ -197,6 +202,15 @@ def _make_handler(fake: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 self.send_header(name, value)
             self.send_header("Content-Length", str(len(reply.body)))
             self.end_headers()
-            self.wfile.write(reply.body)
+            if not reply.drip:
+                self.wfile.write(reply.body)
+                return
+            try:
+                for i in range(len(reply.body)):
+                    self.wfile.write(reply.body[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(reply.drip)
+            except OSError:
+                pass  # the client gave up, as it should
 
     return Handler
