@@ -56,8 +56,9 @@ class DedupThresholds(BaseModel):
 
     ``cosine_cross`` applies when one memory is Chinese and the other English and both name
     the same entity or number (translations embed further apart than paraphrases); None
-    means ``cosine``, which is also what a translation naming nothing in common must reach. ``lexical_zh`` is the shared-wording floor between two Chinese memories
-    (character bigrams overlap less than English words); None means ``lexical``."""
+    means ``cosine``, which is also what a translation naming nothing in common must reach.
+    ``lexical_zh`` is the shared-wording floor between two Chinese memories (character bigrams
+    overlap less than English words); None means ``lexical``."""
 
     cosine: float = 0.90
     lexical: float = 0.5

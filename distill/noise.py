@@ -9,7 +9,8 @@ Three separate jobs, applied in this order by every source format:
   ``<user_instructions>`` blocks, the ``[Thu 2026-04-09 14:48 GMT+8]`` stamp,
   ``[[reply_to_current]]`` tags, and the markers around queued messages (the messages stay).
 - ``is_noise`` says a turn carries nothing to learn: heartbeats, boot checks, slash
-  commands (unless their arguments say something), ``NO_REPLY``, "new session started" prompts, compaction summaries, bare greetings and acknowledgements (English and Chinese).
+  commands (unless their arguments say something), ``NO_REPLY``, "new session started"
+  prompts, compaction summaries, bare greetings and acknowledgements (English and Chinese).
 - ``clip`` cuts over-long text to head + tail with a visible marker, never mid-word, so a
   secret is never split into a half that redaction no longer recognises.
 """

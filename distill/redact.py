@@ -463,7 +463,8 @@ def _email(text: str, p: int, counts: Counter) -> Span | None:
 
 
 # a phone number as people write one: +country code, or grouped digits; checked by phonenumbers
-_PHONE = re.compile(r"(?<![\w+/=.-])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?|\(\d{2,4}\)[ .-]?)?\d{2,5}(?:[ .-]?\d{2,5}){1,4}(?![\w/=-]|\.\d)")
+_PHONE = re.compile(r"(?<![\w+/=.-])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?|\(\d{2,4}\)[ .-]?)?"
+                    r"\d{2,5}(?:[ .-]?\d{2,5}){1,4}(?![\w/=-]|\.\d)")
 _CN_MOBILE = re.compile(r"1[3-9]\d{9}")
 _US_GROUPED = re.compile(r"\(?\d{3}\)?[ .-]?\d{3}[ .-]\d{4}")
 _DIGITS = frozenset("0123456789")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import lancedb
 
 from distill.store import MemoryDraft
-from test_store_memory import local_embedder, store  # noqa: F401 — the same real store and embedder
+from test_store_memory import local_embedder, store  # noqa: F401, F811 — the same real store and embedder
 
 VAULT = "Rule: never overwrite a vault node without asking the user first."
 SPECULATE = "Rule: never speculate about causes; read the logs first."

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from distill.config import load_settings  # noqa: E402
 from distill.store.memory import MemoryStore  # noqa: E402
 from distill.store import table as tbl  # noqa: E402
-from distill.store.search import fts_search, vector_search, where_clause  # noqa: E402
+from distill.store.search import fts_search, vector_search  # noqa: E402
 from tests.relevance_corpus import DEV, HELD_OUT, UNRELATED, corpus  # noqa: E402
 
 

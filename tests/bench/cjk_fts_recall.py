@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent.parent), str(HERE.parent)]
 
 from distill.config import load_settings  # noqa: E402
-from distill.store import MemoryDraft, MemoryStore  # noqa: E402
+from distill.store import MemoryStore  # noqa: E402
 from node_client import PINNED, run  # noqa: E402
 from store_helpers import HashEmbedder  # noqa: E402
 
