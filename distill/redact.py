@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 
 _R = "[REDACTED:"
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -710,45 +711,42 @@ _ds_rules: list[DsRule] | None = None
 
 def detect_secrets_rules() -> list[DsRule]:
     """The plugins' patterns. Importing detect-secrets costs 0.2-0.8 s (it loads requests and
-    its whole scanner), too much for every ``distill run``; so the patterns it holds are
-    kept in ``~/.cache/distill/detect-secrets-<version>.json`` (``$XDG_CACHE_HOME``) and read
-    from there until the installed version changes."""
+    its whole scanner), too much for every ``distill run``; so the patterns of the version we
+    test against ship in ``distill/data/detect_secrets_patterns.json`` and are used while that
+    is the version installed. Any other version is read from the package itself (nothing is
+    written). ``tests/test_redact.py`` checks the shipped file against the installed package."""
     global _ds_rules
     if _ds_rules is None:
-        data = _ds_cached()
+        data = _ds_patterns()
         _ds_rules = [(name, data[name]["kind"], [re.compile(p, f) for p, f in data[name]["patterns"]])
                      for name in _DS_HINTS]
     return _ds_rules
 
 
-def _ds_cached() -> dict:
+DS_SHIPPED = Path(__file__).parent / "data" / "detect_secrets_patterns.json"
+
+
+def detect_secrets_version() -> str:
+    """The installed detect-secrets version, found without running the package."""
     import importlib.util
-    import os
-    from pathlib import Path
 
-    import orjson
-
-    spec = importlib.util.find_spec("detect_secrets")  # finds the package without running it
+    spec = importlib.util.find_spec("detect_secrets")
     if spec is None or not spec.origin:
         raise ImportError("detect-secrets is not installed: pip install 'detect-secrets>=1.5'")
-    version = re.search(r"[0-9][0-9A-Za-z.+-]*", Path(spec.origin).with_name("__version__.py").read_text())
-    cache = (Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "distill"
-             / f"detect-secrets-{version[0] if version else 'unknown'}.json")
-    try:
-        data = orjson.loads(cache.read_bytes())
-        if set(data) >= set(_DS_HINTS):
-            return data
-    except (OSError, ValueError):
-        pass
-    data = _ds_export()
-    try:
-        from .atomic import write_bytes
+    found = re.search(r"[0-9][0-9A-Za-z.+-]*", Path(spec.origin).with_name("__version__.py").read_text())
+    return found[0] if found else "unknown"
 
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes(cache, orjson.dumps(data), durable=False)
-    except OSError:
-        pass  # no cache: the next process imports the package again
-    return data
+
+def _ds_patterns() -> dict:
+    import orjson
+
+    try:
+        shipped = orjson.loads(DS_SHIPPED.read_bytes())
+        if shipped.get("version") == detect_secrets_version() and set(shipped["plugins"]) >= set(_DS_HINTS):
+            return shipped["plugins"]
+    except (OSError, ValueError, KeyError):
+        pass
+    return _ds_export()
 
 
 def _ds_export() -> dict:

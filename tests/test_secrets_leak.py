@@ -167,26 +167,27 @@ def test_no_secret_reaches_a_batch_an_llm_request_or_the_store(tmp_path, monkeyp
     assert request_text.count("[REDACTED:") >= 100
 
 
-def test_detect_secrets_patterns_are_cached_so_later_runs_do_not_import_it(tmp_path):
-    """Importing detect-secrets costs 0.2-0.8 s a process; after the first, its patterns come
-    from the cache, give the same redaction, and a broken cache is rebuilt."""
+def test_detect_secrets_patterns_ship_with_distill_so_a_run_does_not_import_it(tmp_path):
+    """Importing detect-secrets costs 0.2-0.8 s a process: the installed version's patterns ship
+    in distill/data, give the same redaction as the package's own plugins, and nothing is
+    written outside the state directory (no cache file in the home folder)."""
     import subprocess
     import sys
+
+    from distill import redact
+
+    shipped = orjson.loads(redact.DS_SHIPPED.read_bytes())
+    assert shipped["version"] == redact.detect_secrets_version(), (
+        "detect-secrets was upgraded: regenerate distill/data/detect_secrets_patterns.json from "
+        "distill.redact._ds_export() and check the new plugins")
+    assert shipped["plugins"] == orjson.loads(orjson.dumps(redact._ds_export()))
 
     probe = ("import sys; from distill.redact import redact; "
              "print(redact('mailchimp ' + '0123456789abcdef' * 2 + '-us6 and ' + 'S' + 'K' + 'ab12' * 8)[0]); "
              "print('detect_secrets' in sys.modules)")
-    env = {"XDG_CACHE_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
-
-    def run() -> list[str]:
-        return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
-                              env=env, cwd=Path(__file__).resolve().parents[1]).stdout.split("\n")
-
-    first, second = run(), run()
-    assert first[0] == second[0] == "mailchimp [REDACTED:mailchimp_access_key] and [REDACTED:twilio_api_key]"
-    assert first[1] == "True" and second[1] == "False"
-    (cache,) = (tmp_path / "distill").glob("detect-secrets-*.json")
-    cache.write_text("{not json")
-    third = run()
-    assert third[0] == first[0] and third[1] == "True"
-    assert json.loads(cache.read_text())  # rewritten
+    env = {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         env=env, cwd=Path(__file__).resolve().parents[1]).stdout.split("\n")
+    assert out[0] == "mailchimp [REDACTED:mailchimp_access_key] and [REDACTED:twilio_api_key]"
+    assert out[1] == "False"
+    assert not any(tmp_path.iterdir())
