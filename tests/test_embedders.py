@@ -164,6 +164,19 @@ def test_gemini_503_is_retried_and_400_is_permanent_with_message():
             GeminiEmbedder(gemini_settings(fake.url)).passages(["a"])
 
 
+def test_gemini_unreachable_server_is_a_retried_transient_error_naming_the_setting():
+    """google-genai sends through its own httpx2 stack: a refused connection must still be one
+    of our errors (retried, then reported with the setting to check), not a raw traceback."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    emb = GeminiEmbedder(gemini_settings(f"http://127.0.0.1:{port}", retry_attempts=2, retry_max_wait=0.05))
+    with pytest.raises(TransientError, match="DISTILL_EMBED_BASE_URL"):
+        emb.passages(["a"])
+
+
 def test_local_embedder_query_and_passage_sides_and_cross_language():
     emb = LocalEmbedder()
     assert emb.dim == 384

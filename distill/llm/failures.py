@@ -1,17 +1,19 @@
-"""Turn an HTTP failure from an LLM endpoint into the error our retry policy understands.
+"""Turn an HTTP failure from a model endpoint into the error our retry policy understands.
 
-Both providers share this so a 429 from Gemini and a 429 from Ollama read the same to the
-user and to :mod:`distill.retry`: retryable statuses become :class:`TransientError`
+The one mapping for chat and embeddings, for both HTTP stacks (httpx, and google-genai's own
+httpx2 fork with its ``APIError``): a 429 from Gemini and a 429 from Ollama read the same to
+the user and to :mod:`distill.retry`: retryable statuses become :class:`TransientError`
 (carrying Retry-After), the rest :class:`PermanentError` naming the setting to fix.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 
 from ..errors import DistillError, PermanentError, TransientError
-from ..retry import RETRYABLE_STATUS
+from ..retry import RETRYABLE_STATUS, parse_retry_after
 
 log = logging.getLogger("distill.llm")
 
@@ -23,7 +25,9 @@ class Endpoint:
     label: str  # "Gemini (gemini-2.5-flash)"
     url: str
     key_hint: str  # "set a valid key in GEMINI_API_KEY, GOOGLE_API_KEY or DISTILL_LLM_API_KEY"
-    not_found_hint: str  # "check DISTILL_LLM_MODEL and DISTILL_LLM_BASE_URL"
+    settings_hint: str  # for 404 and other refusals: "check DISTILL_LLM_MODEL and DISTILL_LLM_BASE_URL"
+    timeout_hint: str = "raise DISTILL_LLM_TIMEOUT if the model is slow"
+    url_setting: str = "DISTILL_LLM_BASE_URL"
 
 
 def is_retryable(status: int) -> bool:
@@ -43,11 +47,70 @@ def status_error(ep: Endpoint, status: int, message: str, retry_after: float | N
     if looks_like_key_problem(status, message):
         return PermanentError(f"{ep.label}: API key rejected ({status}: {message}): {ep.key_hint}")
     if status == 404:
-        return PermanentError(f"{ep.label} at {ep.url}: not found (404: {message}): {ep.not_found_hint}")
+        return PermanentError(f"{ep.label} at {ep.url}: not found (404: {message}): {ep.settings_hint}")
     return PermanentError(
         f"{ep.label} at {ep.url} rejected the request ({status}: {message}); "
-        "retrying will not help: check DISTILL_LLM_MODEL and DISTILL_LLM_BASE_URL"
+        f"retrying will not help: {ep.settings_hint}"
     )
+
+
+def genai_error(ep: Endpoint, exc: BaseException) -> DistillError:
+    """google-genai's ``APIError`` (chat or embeddings), through the same mapping."""
+    message = getattr(exc, "message", None) or str(exc)
+    if getattr(exc, "status", None):
+        message = f"{exc.status}: {message}"
+    return status_error(ep, int(getattr(exc, "code", 0) or 0), message, genai_retry_after(exc))
+
+
+_DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
+
+
+def genai_retry_after(exc: BaseException) -> float | None:
+    """Retry-After, or the RetryInfo delay Google puts in the error body."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if headers is not None:
+        seconds = parse_retry_after(headers.get("retry-after"))
+        if seconds is not None:
+            return seconds
+    raw = getattr(exc, "details", None)
+    details = raw.get("error", raw) if isinstance(raw, dict) else {}
+    for item in details.get("details") or []:
+        if isinstance(item, dict) and str(item.get("@type", "")).endswith("google.rpc.RetryInfo"):
+            m = _DELAY.match(str(item.get("retryDelay", "")))
+            if m:
+                return float(m.group(1))
+    return None
+
+
+def transport_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    """(timeouts, other transport errors) of whichever httpx flavours are installed: google-genai
+    3.x sends through ``httpx2`` when it is there, so catching ``httpx`` alone misses them."""
+    timeouts: list[type[BaseException]] = []
+    transport: list[type[BaseException]] = []
+    for name in ("httpx", "httpx2"):
+        try:
+            mod = __import__(name)
+        except ImportError:
+            continue
+        timeouts.append(mod.TimeoutException)
+        transport.append(mod.TransportError)
+    return tuple(timeouts), tuple(transport)
+
+
+def error_message(response) -> str:
+    """The server's own words from an HTTP error response (OpenAI, Ollama, FastAPI shapes)."""
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text or response.reason_phrase
+    err = data.get("error") if isinstance(data, dict) else None
+    if isinstance(err, dict) and err.get("message"):
+        return str(err["message"])
+    if isinstance(err, str):
+        return err  # Ollama: {"error": "model 'x' not found"}
+    if isinstance(data, dict) and data.get("detail"):
+        return str(data["detail"])  # FastAPI-based servers
+    return response.text
 
 
 def log_retry(exc: TransientError, wait: float) -> None:
@@ -58,21 +121,21 @@ def log_retry(exc: TransientError, wait: float) -> None:
 def timeout_error(ep: Endpoint, seconds: float) -> TransientError:
     return TransientError(
         f"{ep.label} at {ep.url} did not answer within {seconds:g}s "
-        "(raise DISTILL_LLM_TIMEOUT if the model is slow)"
+        f"({ep.timeout_hint})"
     )
 
 
 def connection_error(ep: Endpoint, exc: BaseException) -> TransientError:
     return TransientError(
         f"{ep.label}: cannot reach {ep.url} ({type(exc).__name__}: {exc}); "
-        "is the server up and DISTILL_LLM_BASE_URL right?"
+        f"is the server up and {ep.url_setting} right?"
     )
 
 
 def not_json_error(ep: Endpoint, body: str) -> PermanentError:
     return PermanentError(
         f"{ep.label} at {ep.url} answered with a body that is not JSON (starts {_short(body, 80)!r}): "
-        "check that DISTILL_LLM_BASE_URL points at the API itself"
+        f"check that {ep.url_setting} points at the API itself"
     )
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
@@ -28,10 +27,18 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 from ..config import Settings
-from ..errors import ConfigError, DistillError
-from ..retry import RetryPolicy, parse_retry_after
+from ..errors import ConfigError
+from ..retry import RetryPolicy
 from .base import Finish, LLMRequest, LLMResponse, Usage
-from .failures import Endpoint, connection_error, log_retry, not_json_error, status_error, timeout_error
+from .failures import (
+    Endpoint,
+    connection_error,
+    genai_error,
+    log_retry,
+    not_json_error,
+    timeout_error,
+    transport_errors,
+)
 
 DEFAULT_MODEL = "gemini-3.1-flash-lite"  # stable, cheapest text model of the current generation
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
@@ -42,21 +49,7 @@ _BLOCK_FINISH = frozenset(
 )
 
 
-def _transport_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
-    """(timeouts, other transport errors) of whichever httpx flavours are installed."""
-    timeouts: list[type[BaseException]] = []
-    transport: list[type[BaseException]] = []
-    for name in ("httpx", "httpx2"):
-        try:
-            mod = __import__(name)
-        except ImportError:
-            continue
-        timeouts.append(mod.TimeoutException)
-        transport.append(mod.TransportError)
-    return tuple(timeouts), tuple(transport)
-
-
-_TIMEOUTS, _TRANSPORT = _transport_errors()
+_TIMEOUTS, _TRANSPORT = transport_errors()
 
 
 def resolve_api_key(settings: Settings) -> str:
@@ -81,7 +74,7 @@ class GeminiProvider:
             label=f"Gemini ({self.model})",
             url=base_url,
             key_hint="set a valid key in GEMINI_API_KEY, GOOGLE_API_KEY or DISTILL_LLM_API_KEY",
-            not_found_hint="check DISTILL_LLM_MODEL (e.g. gemini-3.1-flash-lite) and DISTILL_LLM_BASE_URL",
+            settings_hint="check DISTILL_LLM_MODEL (e.g. gemini-3.1-flash-lite) and DISTILL_LLM_BASE_URL",
         )
         self._client = genai.Client(
             api_key=resolve_api_key(settings),
@@ -117,7 +110,7 @@ class GeminiProvider:
             call.cancel()
             raise timeout_error(self._endpoint, self.timeout) from exc
         except genai_errors.APIError as exc:
-            raise self._api_error(exc) from exc
+            raise genai_error(self._endpoint, exc) from exc
         except _TIMEOUTS as exc:
             raise timeout_error(self._endpoint, self.timeout) from exc
         except _TRANSPORT as exc:
@@ -125,12 +118,6 @@ class GeminiProvider:
         except json.JSONDecodeError as exc:
             raise not_json_error(self._endpoint, exc.doc) from exc
         return self._to_response(response)
-
-    def _api_error(self, exc: genai_errors.APIError) -> DistillError:
-        message = exc.message or str(exc)
-        if exc.status:
-            message = f"{exc.status}: {message}"
-        return status_error(self._endpoint, exc.code or 0, message, _retry_after(exc))
 
     def _to_response(self, response: types.GenerateContentResponse) -> LLMResponse:
         usage = _usage(response.usage_metadata)
@@ -218,19 +205,3 @@ def _enum(value: Any) -> str:
     return str(getattr(value, "value", value))
 
 
-_DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
-
-
-def _retry_after(exc: genai_errors.APIError) -> float | None:
-    headers = getattr(exc.response, "headers", None)
-    if headers is not None:
-        seconds = parse_retry_after(headers.get("retry-after"))
-        if seconds is not None:
-            return seconds
-    details = exc.details.get("error", exc.details) if isinstance(exc.details, dict) else {}
-    for item in details.get("details") or []:
-        if isinstance(item, dict) and str(item.get("@type", "")).endswith("google.rpc.RetryInfo"):
-            m = _DELAY.match(str(item.get("retryDelay", "")))
-            if m:
-                return float(m.group(1))
-    return None

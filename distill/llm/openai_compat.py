@@ -32,7 +32,15 @@ from ..config import Settings
 from ..errors import ConfigError
 from ..retry import RetryPolicy, parse_retry_after
 from .base import Finish, LLMRequest, LLMResponse, Usage
-from .failures import Endpoint, connection_error, log_retry, not_json_error, status_error, timeout_error
+from .failures import (
+    Endpoint,
+    connection_error,
+    error_message,
+    log_retry,
+    not_json_error,
+    status_error,
+    timeout_error,
+)
 
 _THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
 _SCHEMA_WORDS = ("response_format", "json_schema")
@@ -65,7 +73,7 @@ class OpenAICompatProvider:
             label=f"OpenAI-compatible endpoint ({self.model})",
             url=f"{self.base_url}/chat/completions",
             key_hint="set a valid key in DISTILL_LLM_API_KEY (llm_api_key in config.toml)",
-            not_found_hint=_not_found_hint(self.base_url),
+            settings_hint=_not_found_hint(self.base_url),
         )
         headers = {"Accept": "application/json"}
         key = _api_key(settings, self.base_url)
@@ -130,7 +138,7 @@ class OpenAICompatProvider:
 
     def _parse(self, response: httpx.Response) -> LLMResponse:
         if response.status_code != 200:
-            raise status_error(self._endpoint, response.status_code, _error_message(response), _retry_after(response))
+            raise status_error(self._endpoint, response.status_code, error_message(response), _retry_after(response))
         try:
             data = response.json()
         except ValueError as exc:
@@ -139,7 +147,7 @@ class OpenAICompatProvider:
             raise not_json_error(self._endpoint, response.text)
         if "error" in data and not data.get("choices"):
             code = _as_int((data["error"] or {}).get("code") if isinstance(data["error"], dict) else None)
-            raise status_error(self._endpoint, code or 502, _error_message(response))
+            raise status_error(self._endpoint, code or 502, error_message(response))
         return _to_response(data, self.model)
 
 
@@ -259,21 +267,6 @@ def _as_int(value: Any) -> int | None:
         return int(value)
     except (TypeError, ValueError):
         return None
-
-
-def _error_message(response: httpx.Response) -> str:
-    try:
-        data = response.json()
-    except ValueError:
-        return response.text or response.reason_phrase
-    err = data.get("error") if isinstance(data, dict) else None
-    if isinstance(err, dict) and err.get("message"):
-        return str(err["message"])
-    if isinstance(err, str):
-        return err  # Ollama: {"error": "model 'x' not found"}
-    if isinstance(data, dict) and data.get("detail"):
-        return str(data["detail"])  # FastAPI-based servers
-    return response.text
 
 
 def _retry_after(response: httpx.Response) -> float | None:

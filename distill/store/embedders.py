@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from ..errors import ConfigError, PermanentError, SchemaMismatch, TransientError
-from ..retry import FAIL_FAST_STATUS, RETRYABLE_STATUS, parse_retry_after
+from ..errors import ConfigError, PermanentError, SchemaMismatch
+from ..retry import parse_retry_after
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -98,8 +98,9 @@ class OpenAIEmbedder:
         self.batch_size = max(1, settings.embed_batch_size)
         self.policy = settings.retry_policy()
         headers = {"Authorization": f"Bearer {settings.embed_api_key}"} if settings.embed_api_key else {}
-        self._client = client or httpx.Client(headers=headers, timeout=httpx.Timeout(60.0, connect=10.0))
+        self._client = client or httpx.Client(headers=headers, timeout=httpx.Timeout(EMBED_TIMEOUT, connect=10.0))
         self._dim = settings.embed_dimensions
+        self._endpoint = embed_endpoint(self.url, self.model)
 
     @property
     def dim(self) -> int:
@@ -135,41 +136,44 @@ class OpenAIEmbedder:
         return arr
 
     def _post(self, body: dict) -> dict:
-        import httpx
+        from ..llm.failures import (
+            connection_error,
+            error_message,
+            not_json_error,
+            status_error,
+            timeout_error,
+            transport_errors,
+        )
 
+        timeouts, transport = transport_errors()
         try:
             resp = self._client.post(self.url, json=body)
-        except httpx.TimeoutException as exc:
-            raise TransientError(f"embedding request to {self.url} timed out: {exc}") from exc
-        except httpx.TransportError as exc:
-            raise TransientError(f"embedding request to {self.url} failed: {exc}") from exc
-        if resp.status_code in RETRYABLE_STATUS or resp.status_code >= 500:
-            raise TransientError(
-                f"{self.url} answered {resp.status_code}: {resp.text[:300]}",
-                retry_after=parse_retry_after(resp.headers.get("retry-after")),
-            )
-        if resp.status_code in FAIL_FAST_STATUS or resp.status_code >= 400:
-            hint = (
-                "check DISTILL_EMBED_API_KEY" if resp.status_code in (401, 403)
-                else "check DISTILL_EMBED_MODEL / DISTILL_EMBED_DIMENSIONS / DISTILL_EMBED_TASK"
-            )
-            raise PermanentError(f"{self.url} refused the embedding request ({resp.status_code}): "
-                                 f"{_server_message(resp)}; {hint}")
+        except timeouts as exc:
+            raise timeout_error(self._endpoint, EMBED_TIMEOUT) from exc
+        except transport as exc:
+            raise connection_error(self._endpoint, exc) from exc
+        if resp.status_code >= 400:
+            raise status_error(self._endpoint, resp.status_code, error_message(resp),
+                               parse_retry_after(resp.headers.get("retry-after")))
         try:
             return resp.json()
         except ValueError as exc:
-            raise TransientError(f"{self.url} answered with invalid JSON: {resp.text[:200]}") from exc
+            raise not_json_error(self._endpoint, resp.text) from exc
 
 
-def _server_message(resp) -> str:
-    try:
-        data = resp.json()
-    except ValueError:
-        return resp.text[:300]
-    err = data.get("error") if isinstance(data, dict) else None
-    if isinstance(err, dict):
-        return str(err.get("message") or err)[:300]
-    return str(err or data.get("detail") or data)[:300]
+EMBED_TIMEOUT = 60.0  # seconds per embedding request
+
+
+def embed_endpoint(url: str, model: str):
+    """Where an embedding call went and which settings steer it, for the shared HTTP-error mapping."""
+    from ..llm.failures import Endpoint
+
+    return Endpoint(label=f"embeddings ({model})", url=url,
+                    key_hint="set a valid key in DISTILL_EMBED_API_KEY (embed_api_key in config.toml)",
+                    settings_hint="check DISTILL_EMBED_MODEL, DISTILL_EMBED_DIMENSIONS, DISTILL_EMBED_TASK and "
+                                  "DISTILL_EMBED_BASE_URL",
+                    timeout_hint="it is retried; a server that stays this slow is overloaded or stuck",
+                    url_setting="DISTILL_EMBED_BASE_URL")
 
 
 class GeminiEmbedder:
@@ -190,6 +194,7 @@ class GeminiEmbedder:
         self._types = types
         self._client = genai.Client(api_key=settings.embed_api_key, http_options=http)
         self._dim = settings.embed_dimensions
+        self._endpoint = embed_endpoint(settings.embed_base_url or "the Gemini API", self.model)
 
     @property
     def dim(self) -> int:
@@ -215,24 +220,19 @@ class GeminiEmbedder:
         return arr
 
     def _call(self, texts: list[str], config):
-        import httpx
         from google.genai import errors
 
+        from ..llm.failures import connection_error, genai_error, timeout_error, transport_errors
+
+        timeouts, transport = transport_errors()  # google-genai sends through httpx2 when installed
         try:
             return self._client.models.embed_content(model=self.model, contents=texts, config=config)
         except errors.APIError as exc:
-            code = int(getattr(exc, "code", 0) or 0)
-            message = getattr(exc, "message", None) or str(exc)
-            if code in RETRYABLE_STATUS or code >= 500:
-                retry_after = None
-                resp = getattr(exc, "response", None)
-                if resp is not None and getattr(resp, "headers", None) is not None:
-                    retry_after = parse_retry_after(resp.headers.get("retry-after"))
-                raise TransientError(f"gemini embeddings answered {code}: {message}", retry_after=retry_after) from exc
-            hint = "check DISTILL_EMBED_API_KEY" if code in (401, 403) else "check DISTILL_EMBED_MODEL / DISTILL_EMBED_DIMENSIONS"
-            raise PermanentError(f"gemini refused the embedding request ({code}): {message}; {hint}") from exc
-        except (httpx.TimeoutException, httpx.TransportError) as exc:
-            raise TransientError(f"gemini embedding request failed: {exc}") from exc
+            raise genai_error(self._endpoint, exc) from exc
+        except timeouts as exc:
+            raise timeout_error(self._endpoint, EMBED_TIMEOUT) from exc
+        except transport as exc:
+            raise connection_error(self._endpoint, exc) from exc
 
 
 def make_embedder(settings: "Settings") -> Embedder:
