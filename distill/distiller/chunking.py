@@ -14,8 +14,12 @@ from dataclasses import dataclass, field
 from ..batch import BatchAgent, BatchMessage
 
 CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
-TURN_OVERHEAD_TOKENS = 6  # "[t12] assistant: " and the newline
+TURN_OVERHEAD_TOKENS = 3  # "[t12 A] " and the newline
 END_TAG = "</transcript>"
+# one letter per author (the instructions spell them out once); old batches have only a role
+AUTHOR_CODE = {"person": "P", "assistant": "A", "tool": "T", "platform": "S", "schedule": "S",
+               "parent_agent": "S", "user": "U"}
+_TRACE_MARK = re.compile(r"^\[tool (?:exec )?failed: (.*)\]$", re.DOTALL)
 
 
 _ERROR_LINE = re.compile(r"error|exception|failed|fatal|denied|not found|no such|traceback|refused|timed? ?out",
@@ -49,7 +53,7 @@ class Chunk:
 
     def message_for(self, turn_id: str) -> BatchMessage | None:
         """Map a short turn id back to its batch message (the evidence id)."""
-        m = re.fullmatch(r"\s*\[?t(\d+)\]?\s*", turn_id or "")
+        m = re.fullmatch(r"\s*\[?t(\d+)(?: ?[A-Z])?\]?\s*", turn_id or "")
         if not m:
             return None
         i = int(m.group(1))
@@ -63,20 +67,22 @@ class Chunk:
         return "\n".join(m.text for m in self.messages)
 
     def render(self) -> str:
-        """The transcript as delimited data, each turn labelled with who wrote it (the batch's
-        ``author``; its ``role`` in batches written before authors existed). Only what can carry
-        knowledge is sent: a tool trace is cut to its command and its error lines, and a turn
-        repeating an earlier one of the chunk is sent as a reference. A closing tag inside a
-        turn is defused."""
+        """The transcript as delimited data, each turn as ``[t3 P] text``: its id and one letter
+        for who wrote it (the batch's ``author``; its ``role`` in batches written before authors
+        existed). Only what can carry knowledge is sent: a tool trace is cut to its command and
+        error lines (the ``[tool exec failed: …]`` wrapper is said once by the letter T), and a
+        turn repeating an earlier one of the chunk is sent as a reference. A closing tag inside
+        a turn is defused."""
         lines = [f'<transcript agent="{self.agent_id}">']
         first: dict[str, str] = {}
         for tid, msg in self.turns():
             who = msg.author or msg.role
             text = msg.text.replace(END_TAG, "</ transcript>").replace("<transcript", "< transcript")
             if who == "tool" or msg.role == "tool":
-                text = shorten_trace(text)
+                mark = _TRACE_MARK.match(text)
+                text = shorten_trace(mark[1] if mark else text)
             seen = first.setdefault(text, tid)
-            lines.append(f"[{tid}] {who}: {text if seen == tid else f'(same as {seen})'}")
+            lines.append(f"[{tid} {AUTHOR_CODE.get(who, 'S')}] {text if seen == tid else f'(same as {seen})'}")
         lines.append(END_TAG)
         return "\n".join(lines)
 
