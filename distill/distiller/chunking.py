@@ -14,8 +14,12 @@ from dataclasses import dataclass, field
 from ..batch import BatchAgent, BatchMessage
 
 CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
-TURN_OVERHEAD_TOKENS = 6  # "[t12] assistant: " and the newline
+TURN_OVERHEAD_TOKENS = 3  # "[t12 A] " and the newline
 END_TAG = "</transcript>"
+# one letter per author (the instructions spell them out once); old batches have only a role
+AUTHOR_CODE = {"person": "P", "assistant": "A", "tool": "T", "platform": "S", "schedule": "S",
+               "parent_agent": "S", "user": "U"}
+_TRACE_MARK = re.compile(r"^\[tool (?:exec )?failed: (.*)\]$", re.DOTALL)
 
 
 _ERROR_LINE = re.compile(r"error|exception|failed|fatal|denied|not found|no such|traceback|refused|timed? ?out",
@@ -30,6 +34,33 @@ def shorten_trace(text: str) -> str:
         return text
     keep = [lines[0], *[ln for ln in lines[1:] if _ERROR_LINE.search(ln)][: TRACE_LINES - 1]]
     return "\n".join(keep) + f"\n… ({len(lines) - len(keep)} lines left out)"
+
+
+# An assistant turn that only acknowledges ("Understood, I'll use uv.", "好的，记下了。") or
+# narrates the tool call it makes ("Running pytest.", "开始安装。") restates or announces what
+# other turns hold; one that names a cause, a fix or an error is never one of these.
+_ACK_OPENER = re.compile(r"(?i)^(?:understood|got it|noted|will do|okay|ok|sure|alright|roger|好的|好|明白了?|收到|"
+                         r"了解|知道了|记下了?|已记住|行)(?![a-z])[\s,，.。!！:：-]*")
+_NARRATION = re.compile(r"(?i)^(?:running|checking|looking|trying|let me|i'll (?:check|look|run|try)|"
+                        r"开始|我先(?:看|查|跑)|正在|让我)")
+_SAYS_SOMETHING = re.compile(r"(?i)because|cause|fix|error|fail|instead|原因|修复|因为|错误|失败|解决|而不是|改用")
+ACK_MAX_CHARS, NARRATION_MAX_CHARS = 80, 60
+
+
+def carries_nothing(msg: BatchMessage) -> bool:
+    """An assistant acknowledgement or narration of tool use: not sent to the LLM."""
+    if (msg.author or msg.role) != "assistant":
+        return False
+    text = msg.text.strip()
+    if _SAYS_SOMETHING.search(text):
+        return False
+    return (len(text) <= ACK_MAX_CHARS and _ACK_OPENER.match(text) is not None) or (
+        len(text) <= NARRATION_MAX_CHARS and _NARRATION.match(text) is not None)
+
+
+def turn_cost(msg: BatchMessage) -> int:
+    """Tokens a turn adds to a prompt (none when it is not sent)."""
+    return 0 if carries_nothing(msg) else estimate_tokens(msg.text) + TURN_OVERHEAD_TOKENS
 
 
 def estimate_tokens(text: str) -> int:
@@ -49,7 +80,7 @@ class Chunk:
 
     def message_for(self, turn_id: str) -> BatchMessage | None:
         """Map a short turn id back to its batch message (the evidence id)."""
-        m = re.fullmatch(r"\s*\[?t(\d+)\]?\s*", turn_id or "")
+        m = re.fullmatch(r"\s*\[?t(\d+)(?: ?[A-Z])?\]?\s*", turn_id or "")
         if not m:
             return None
         i = int(m.group(1))
@@ -63,32 +94,37 @@ class Chunk:
         return "\n".join(m.text for m in self.messages)
 
     def render(self) -> str:
-        """The transcript as delimited data, each turn labelled with who wrote it (the batch's
-        ``author``; its ``role`` in batches written before authors existed). Only what can carry
-        knowledge is sent: a tool trace is cut to its command and its error lines, and a turn
+        """The transcript as delimited data, each turn as ``[t3 P] text``: its id and one letter
+        for who wrote it (the batch's ``author``; its ``role`` in batches written before authors
+        existed). Only what can carry knowledge is sent: a tool trace is cut to its command and
+        error lines (the ``[tool exec failed: …]`` wrapper is said once by the letter T), an
+        assistant turn that :func:`carries_nothing` is left out (its id is skipped), and a turn
         repeating an earlier one of the chunk is sent as a reference. A closing tag inside a
         turn is defused."""
         lines = [f'<transcript agent="{self.agent_id}">']
         first: dict[str, str] = {}
         for tid, msg in self.turns():
+            if carries_nothing(msg):
+                continue
             who = msg.author or msg.role
             text = msg.text.replace(END_TAG, "</ transcript>").replace("<transcript", "< transcript")
             if who == "tool" or msg.role == "tool":
-                text = shorten_trace(text)
+                mark = _TRACE_MARK.match(text)
+                text = shorten_trace(mark[1] if mark else text)
             seen = first.setdefault(text, tid)
-            lines.append(f"[{tid}] {who}: {text if seen == tid else f'(same as {seen})'}")
+            lines.append(f"[{tid} {AUTHOR_CODE.get(who, 'S')}] {text if seen == tid else f'(same as {seen})'}")
         lines.append(END_TAG)
         return "\n".join(lines)
 
     def tokens(self) -> int:
-        return sum(estimate_tokens(m.text) + TURN_OVERHEAD_TOKENS for m in self.messages)
+        return sum(turn_cost(m) for m in self.messages)
 
 
 def chunk_agent(agent: BatchAgent, *, chunk_tokens: int, overlap_turns: int, start_index: int = 0) -> list[Chunk]:
     """Greedy cut by token estimate; each chunk after the first repeats the previous chunk's
     last ``overlap_turns`` turns (fewer if that chunk is that short, so every chunk adds a new turn)."""
     msgs = agent.messages
-    costs = [estimate_tokens(m.text) + TURN_OVERHEAD_TOKENS for m in msgs]
+    costs = [turn_cost(m) for m in msgs]
     chunks: list[Chunk] = []
     i = 0
     while i < len(msgs):
