@@ -86,3 +86,19 @@ def test_acknowledgements_and_narration_are_not_sent_but_their_ids_stay():
     assert "[t4 A] OK, fixed: the cause" in text and "[t5 P] Understood, use uv" in text
     assert chunk.message_for("t4").id == "k:3"
     assert chunk.tokens() == Chunk("main", 0, chunk.messages[:1] + chunk.messages[3:]).tokens()  # room for more
+
+
+def test_an_acknowledgement_with_a_number_or_code_of_its_own_is_sent():
+    """"OK, it's on port 8443." may be the only place the port is said: only acknowledgements
+    whose numbers and codes all stand in an earlier turn are left out."""
+    from distill.batch import BatchMessage
+    from distill.distiller.chunking import Chunk
+
+    def msg(i, author, text):
+        return BatchMessage(id=f"k:{i}", ts=1, role="user" if author == "person" else "assistant", author=author,
+                            text=text, sessionId="s", file="f", start=i, end=i + 1)
+
+    text = Chunk("main", 0, [msg(0, "person", "Which port does the admin UI use? Run `make ui`."),
+                             msg(1, "assistant", "OK, it's on port 8443."),
+                             msg(2, "assistant", "Running `make ui`.")]).render()
+    assert "[t2 A] OK, it's on port 8443." in text and "Running `make ui`" not in text

@@ -38,29 +38,41 @@ def shorten_trace(text: str) -> str:
 
 # An assistant turn that only acknowledges ("Understood, I'll use uv.", "好的，记下了。") or
 # narrates the tool call it makes ("Running pytest.", "开始安装。") restates or announces what
-# other turns hold; one that names a cause, a fix or an error is never one of these.
+# other turns hold; one that names a cause, a fix or an error is never one of these, nor one
+# with a number or a code that no earlier turn of the chunk holds ("OK, it's on port 8443.").
 _ACK_OPENER = re.compile(r"(?i)^(?:understood|got it|noted|will do|okay|ok|sure|alright|roger|好的|好|明白了?|收到|"
                          r"了解|知道了|记下了?|已记住|行)(?![a-z])[\s,，.。!！:：-]*")
 _NARRATION = re.compile(r"(?i)^(?:running|checking|looking|trying|let me|i'll (?:check|look|run|try)|"
                         r"开始|我先(?:看|查|跑)|正在|让我)")
 _SAYS_SOMETHING = re.compile(r"(?i)because|cause|fix|error|fail|instead|原因|修复|因为|错误|失败|解决|而不是|改用")
+_FACT_TOKEN = re.compile(r"\d+(?:\.\d+)*|`[^`]+`|[\w-]+[./][\w./-]*\w")
 ACK_MAX_CHARS, NARRATION_MAX_CHARS = 80, 60
 
 
-def carries_nothing(msg: BatchMessage) -> bool:
-    """An assistant acknowledgement or narration of tool use: not sent to the LLM."""
+def carries_nothing(msg: BatchMessage, said: str = "") -> bool:
+    """An assistant acknowledgement or narration of tool use, whose numbers and codes all stand
+    in ``said`` (the chunk's earlier turns): not sent to the LLM."""
     if (msg.author or msg.role) != "assistant":
         return False
     text = msg.text.strip()
-    if _SAYS_SOMETHING.search(text):
+    if _SAYS_SOMETHING.search(text) or any(tok not in said for tok in _FACT_TOKEN.findall(text)):
         return False
     return (len(text) <= ACK_MAX_CHARS and _ACK_OPENER.match(text) is not None) or (
         len(text) <= NARRATION_MAX_CHARS and _NARRATION.match(text) is not None)
 
 
-def turn_cost(msg: BatchMessage) -> int:
-    """Tokens a turn adds to a prompt (none when it is not sent)."""
-    return 0 if carries_nothing(msg) else estimate_tokens(msg.text) + TURN_OVERHEAD_TOKENS
+def turn_cost(msg: BatchMessage, said: str = "") -> int:
+    """Tokens a turn adds to a prompt (none when it is not sent, see :func:`carries_nothing`)."""
+    return 0 if carries_nothing(msg, said) else estimate_tokens(msg.text) + TURN_OVERHEAD_TOKENS
+
+
+def turn_costs(msgs: list[BatchMessage]) -> list[int]:
+    """:func:`turn_cost` of each turn, given the turns before it."""
+    costs, said = [], []
+    for m in msgs:
+        costs.append(turn_cost(m, "\n".join(said[-20:])))
+        said.append(m.text)
+    return costs
 
 
 def estimate_tokens(text: str) -> int:
@@ -103,9 +115,11 @@ class Chunk:
         turn is defused."""
         lines = [f'<transcript agent="{self.agent_id}">']
         first: dict[str, str] = {}
+        said: list[str] = []
         for tid, msg in self.turns():
-            if carries_nothing(msg):
+            if carries_nothing(msg, "\n".join(said)):
                 continue
+            said.append(msg.text)
             who = msg.author or msg.role
             text = msg.text.replace(END_TAG, "</ transcript>").replace("<transcript", "< transcript")
             if who == "tool" or msg.role == "tool":
@@ -117,14 +131,14 @@ class Chunk:
         return "\n".join(lines)
 
     def tokens(self) -> int:
-        return sum(turn_cost(m) for m in self.messages)
+        return sum(turn_costs(self.messages))
 
 
 def chunk_agent(agent: BatchAgent, *, chunk_tokens: int, overlap_turns: int, start_index: int = 0) -> list[Chunk]:
     """Greedy cut by token estimate; each chunk after the first repeats the previous chunk's
     last ``overlap_turns`` turns (fewer if that chunk is that short, so every chunk adds a new turn)."""
     msgs = agent.messages
-    costs = [turn_cost(m) for m in msgs]
+    costs = turn_costs(msgs)
     chunks: list[Chunk] = []
     i = 0
     while i < len(msgs):
