@@ -33,6 +33,16 @@ _LABEL = re.compile(
     r"(?i)\b(?:pitfall|decision|preference|fact|cause|fix|rule|note|lesson|context|reason)\s*:"
     r"|(?:坑|决定|偏好|事实|原因|解决|规则|备注|教训|结论)\s*:"
 )
+# the kind a memory opens with ("Decision: …", "踩坑：…"); a fact and a decision are two memories
+_KINDS = {
+    word: kind
+    for kind, words in {
+        "pitfall": "pitfall 坑 踩坑", "decision": "decision 决定", "preference": "preference 偏好",
+        "fact": "fact 事实", "rule": "rule 规则", "note": "note 备注", "lesson": "lesson 教训",
+    }.items()
+    for word in words.split()
+}
+_OPENING_KIND = re.compile(r"\s*([A-Za-z]+|[\u4e00-\u9fff]+)\s*[:：]")
 _SENTENCE_END = set(".!?;:。！？；：\n(（")
 
 _UNITS = {
@@ -133,6 +143,7 @@ class Profile:
     bigrams: set[str] = field(default_factory=set)  # Chinese character bigrams
     surface: list[str] = field(default_factory=list)  # every word and Chinese character, in order
     rejected: set[str] = field(default_factory=set)  # what a contrast rules out
+    kind: str | None = None  # the label it opens with, in either language
     negated: bool = False
     contrast: bool = False
     polar: dict[str, set[int]] = field(default_factory=dict)
@@ -170,10 +181,12 @@ def stem(word: str) -> str:
 @lru_cache(maxsize=4096)
 def profile(body: str) -> Profile:
     """Read a memory body (no keywords line) into the parts the guard compares."""
+    opening = _OPENING_KIND.match(body)
     text = _LABEL.sub(". ", body)
     cjk_chars = sum(len(run) for run in _CJK_RUN.findall(text))
     latin_chars = sum(ch.isascii() and ch.isalpha() for ch in text)
-    p = Profile(cjk_dominant=cjk_chars >= 4 and 3 * cjk_chars >= latin_chars)
+    p = Profile(cjk_dominant=cjk_chars >= 4 and 3 * cjk_chars >= latin_chars,
+                kind=_KINDS.get(opening.group(1).lower()) if opening else None)
     _read_numbers(text, p)
     for m in _TOKEN.finditer(text):
         _read_token(text, m.start(), m.group(0).rstrip(".:-'="), p)
@@ -278,6 +291,11 @@ def conflicts(a: Profile, b: Profile) -> list[str]:
     return [why for rule in _RULES if (why := rule(a, b))]
 
 
+def _kinds_differ(a: Profile, b: Profile) -> str | None:
+    """"Fact: …" / "Decision: …" (or "决定：…"): what the memory is differs, whatever it is about."""
+    return f"kinds {a.kind} vs {b.kind}" if a.kind and b.kind and a.kind != b.kind else None
+
+
 def _numbers_differ(a: Profile, b: Profile) -> str | None:
     if a.numbers != b.numbers:
         return f"numbers {sorted(a.numbers ^ b.numbers)}"
@@ -342,7 +360,7 @@ def _polarity_differs(a: Profile, b: Profile) -> str | None:
 
 
 _RULES = (
-    _numbers_differ, _entity_missing, _nothing_named_in_common, _names_swapped, _slot_swapped,
+    _kinds_differ, _numbers_differ, _entity_missing, _nothing_named_in_common, _names_swapped, _slot_swapped,
     _rejects_differ, _negation_differs, _polarity_differs,
 )
 
@@ -350,15 +368,17 @@ _RULES = (
 def _slot_swap(a: list[str], b: list[str]) -> str | None:
     """The two texts are one template with one slot filled differently ("use [uv] instead
     of pip" / "use [poetry] instead of pip", "都写[类型注解]" / "都写[文档字符串]"): that slot
-    is what the memory is about. A slot is at most 4 words or 8 Chinese characters; a
-    paraphrase changes more than one place (measured: allowing two slots loses paraphrases)."""
+    is what the memory is about. The slot may recur, filled the same way each time ("[nginx]
+    logs filled the disk … cap the log size of [nginx]" / "[Docker] … [Docker]"): a tool
+    named in any case. A slot is at most 4 words or 8 Chinese characters; a paraphrase
+    changes more than one place (measured: allowing two different slots loses paraphrases)."""
     if abs(len(a) - len(b)) > 8:  # one slot of ≤ 8 tokens cannot make them differ more
         return None
     ops = [op for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
-    if len(ops) != 1 or ops[0][0] != "replace":
+    fills = {(tuple(a[i1:i2]), tuple(b[j1:j2])) for _, i1, i2, j1, j2 in ops}
+    if not ops or any(op[0] != "replace" for op in ops) or len(fills) != 1:
         return None
-    _, i1, i2, j1, j2 = ops[0]
-    old, new = a[i1:i2], b[j1:j2]
+    old, new = (list(span) for span in fills.pop())
     if _span_words(old) > 4 or _span_words(new) > 4 or _span_words(a) - _span_words(old) < 2:
         return None
     if all(w in _STOP or w in _ZH_FUNCTION for w in old + new):
