@@ -10,8 +10,10 @@ memories keep tool names, paths and numbers in Latin script ("使用 uv 而不�
 
 Between two English texts, a lower-case tool name ("uv", "poetry") looks like any other
 word, so two more checks catch a swapped slot: the texts are one template with one short
-span filled differently ("use [uv] instead of pip" / "use [poetry] instead of pip"), or
-their contrasts reject different things ("ruff, not black" / "black, not ruff").
+span filled differently, wherever it recurs ("use [uv] instead of pip" / "use [poetry]
+instead of pip"; "[nginx] logs … of [nginx]" / "[Docker] logs … of [Docker]"), or their
+contrasts reject different things ("ruff, not black" / "black, not ruff"). Two memories
+that open as different kinds ("Fact:" / "Decision:", "事实：" / "决定：") are two memories.
 
 A negation difference is forgiven when either side states a contrast ("don't use pip; use
 uv" / "use uv instead of pip"). Everything here is deliberately conservative: a missed
