@@ -12,7 +12,7 @@ import pytest
 
 from distill.config import DedupThresholds, Settings
 from distill.store.dedup import DEFAULT_THRESHOLDS
-from distill.store.dedup import PLUGIN_COSINE, content_hash, is_near_duplicate, lexical_similarity, normalise
+from distill.store.dedup import PLUGIN_COSINE, content_hash, contradictions, is_near_duplicate, lexical_similarity, normalise
 
 LOCAL = DEFAULT_THRESHOLDS["local"]
 
@@ -111,6 +111,16 @@ def test_a_fact_and_a_decision_are_two_memories_in_either_language(cosine):
     assert not same(fact, decision, cosine)
     assert not same("决定：nginx 的配置由运维组统一管理。", "Fact: nginx config is managed by the ops team.", cosine)
     assert same("决定：使用 uv 而不是 pip 管理 Python 依赖。", "Decision: use uv instead of pip for Python dependencies.", cosine)
+
+
+def test_a_weekday_is_kept_by_a_translation_and_anchors_it(cosine):
+    en = "Do not run database migrations on Friday afternoons."
+    assert same(en, "周五下午不要执行数据库迁移。", cosine)  # cosine ~0.89: under the same-language floor
+    assert same(en, "星期五下午不要执行数据库迁移。", cosine)
+    assert not same(en, "周六下午不要执行数据库迁移。", cosine)
+    # the reduce step (no vectors) keeps another weekday apart too
+    assert contradictions("Fact: the backup runs every Sunday.", "事实：备份每周六运行。")
+    assert not contradictions("Fact: the backup runs every Sunday.", "事实：备份每个星期日运行。")
 
 
 def test_another_os_release_is_another_memory(cosine):

@@ -86,6 +86,13 @@ _TRANSLATED_NAMES = frozenset(
     "english chinese japanese korean german french spanish russian monday tuesday wednesday thursday friday "
     "saturday sunday january february march april may june july august september october november december".split()
 )
+# a weekday a Chinese text writes in Chinese, as the character bigrams it leaves
+# (周五, 星期五 → 期五, 礼拜五 → 拜五): a translation keeps it, so it anchors a pair like a name
+_WEEKDAYS_ZH = {
+    day: frozenset(f"{head}{c}" for head in "周期拜" for c in chars)
+    for day, chars in zip("monday tuesday wednesday thursday friday saturday sunday".split(),
+                          ["一", "二", "三", "四", "五", "六", "日天"])
+}
 # Chinese function characters: swapping only these ("的" / "了") changes no fact
 _ZH_FUNCTION = frozenset("的了在是把被和与及或都也就再先会要用将对从")
 # Chinese bigrams every preference or rule contains ("用户希望…"): shared wording that says nothing
@@ -327,6 +334,16 @@ def _nothing_named_in_common(a: Profile, b: Profile) -> str | None:
     return None
 
 
+def _weekdays_differ(a: Profile, b: Profile) -> str | None:
+    """English vs Chinese: "every Sunday" / "每周六"."""
+    if a.cjk_dominant == b.cjk_dominant:
+        return None
+    en, zh = (b, a) if a.cjk_dominant else (a, b)
+    said_en = {day for day in _WEEKDAYS_ZH if day in en.names}
+    said_zh = {day for day, forms in _WEEKDAYS_ZH.items() if forms & zh.bigrams}
+    return f"weekdays {sorted(said_en)} vs {sorted(said_zh)}" if said_en and said_zh and said_en != said_zh else None
+
+
 def _names_swapped(a: Profile, b: Profile) -> str | None:
     """Within one language; across languages a name may be translated."""
     if a.cjk_dominant != b.cjk_dominant:
@@ -362,7 +379,7 @@ def _polarity_differs(a: Profile, b: Profile) -> str | None:
 
 
 _RULES = (
-    _kinds_differ, _numbers_differ, _entity_missing, _nothing_named_in_common, _names_swapped, _slot_swapped,
+    _kinds_differ, _numbers_differ, _entity_missing, _nothing_named_in_common, _weekdays_differ, _names_swapped, _slot_swapped,
     _rejects_differ, _negation_differs, _polarity_differs,
 )
 
@@ -455,7 +472,9 @@ def shared_names(a: Profile, b: Profile) -> set[str]:
     as one (script-independent)."""
     named_a = a.entities | a.names | a.numbers
     named_b = b.entities | b.names | b.numbers
-    return (named_a & (b.words | b.numbers)) | (named_b & (a.words | a.numbers))
+    weekdays = {day for day, zh in _WEEKDAYS_ZH.items()
+                if (day in a.names and zh & b.bigrams) or (day in b.names and zh & a.bigrams)}
+    return (named_a & (b.words | b.numbers)) | (named_b & (a.words | a.numbers)) | weekdays
 
 
 def _terms(p: Profile) -> set[str]:
