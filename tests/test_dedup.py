@@ -12,7 +12,7 @@ import pytest
 
 from distill.config import DedupThresholds, Settings
 from distill.store.dedup import DEFAULT_THRESHOLDS
-from distill.store.dedup import PLUGIN_COSINE, content_hash, is_near_duplicate, lexical_similarity, normalise
+from distill.store.dedup import PLUGIN_COSINE, content_hash, contradictions, is_near_duplicate, lexical_similarity, normalise
 
 LOCAL = DEFAULT_THRESHOLDS["local"]
 
@@ -91,6 +91,36 @@ def test_another_tool_is_another_memory_although_it_embeds_closer(cosine):
     assert cosine(a, poetry) >= LOCAL.cosine
     assert not same(a, poetry, cosine)
     assert not same(zh, "使用 poetry 而不是 pip", cosine)
+
+
+def test_a_tool_named_in_lower_case_is_another_memory_wherever_it_recurs(cosine):
+    nginx = "Pitfall: nginx logs filled the disk on the build runner. Fix: cap the log size of nginx to 100 MB."
+    docker = "Pitfall: Docker logs filled the disk on the build runner. Fix: cap the log size of Docker to 100 MB."
+    webpack = "Fact: the webpack dashboard is linked from the team wiki page 'webpack runbook'."
+    kafka = "Fact: the Kafka dashboard is linked from the team wiki page 'Kafka runbook'."
+    assert cosine(nginx, docker) > 0.96  # with the keywords line as stored: 0.977
+    assert not same(nginx, docker, cosine) and not same(webpack, kafka, cosine)
+    # a word in another form, wherever it recurs, is still the same memory
+    assert same("Fact: the deploy script runs the deploy checks before each release.",
+                "Fact: the deploy script runs the deployment checks before each release.", cosine)
+
+
+def test_a_fact_and_a_decision_are_two_memories_in_either_language(cosine):
+    fact = "Fact: upgrades of nginx are done by the platform team in the Tuesday maintenance window."
+    decision = "Decision: upgrades of nginx are done by the platform team in the Tuesday maintenance window."
+    assert not same(fact, decision, cosine)
+    assert not same("决定：nginx 的配置由运维组统一管理。", "Fact: nginx config is managed by the ops team.", cosine)
+    assert same("决定：使用 uv 而不是 pip 管理 Python 依赖。", "Decision: use uv instead of pip for Python dependencies.", cosine)
+
+
+def test_a_weekday_is_kept_by_a_translation_and_anchors_it(cosine):
+    en = "Do not run database migrations on Friday afternoons."
+    assert same(en, "周五下午不要执行数据库迁移。", cosine)  # cosine ~0.89: under the same-language floor
+    assert same(en, "星期五下午不要执行数据库迁移。", cosine)
+    assert not same(en, "周六下午不要执行数据库迁移。", cosine)
+    # the reduce step (no vectors) keeps another weekday apart too
+    assert contradictions("Fact: the backup runs every Sunday.", "事实：备份每周六运行。")
+    assert not contradictions("Fact: the backup runs every Sunday.", "事实：备份每个星期日运行。")
 
 
 def test_another_os_release_is_another_memory(cosine):

@@ -10,8 +10,10 @@ memories keep tool names, paths and numbers in Latin script ("使用 uv 而不�
 
 Between two English texts, a lower-case tool name ("uv", "poetry") looks like any other
 word, so two more checks catch a swapped slot: the texts are one template with one short
-span filled differently ("use [uv] instead of pip" / "use [poetry] instead of pip"), or
-their contrasts reject different things ("ruff, not black" / "black, not ruff").
+span filled differently, wherever it recurs ("use [uv] instead of pip" / "use [poetry]
+instead of pip"; "[nginx] logs … of [nginx]" / "[Docker] logs … of [Docker]"), or their
+contrasts reject different things ("ruff, not black" / "black, not ruff"). Two memories
+that open as different kinds ("Fact:" / "Decision:", "事实：" / "决定：") are two memories.
 
 A negation difference is forgiven when either side states a contrast ("don't use pip; use
 uv" / "use uv instead of pip"). Everything here is deliberately conservative: a missed
@@ -33,6 +35,16 @@ _LABEL = re.compile(
     r"(?i)\b(?:pitfall|decision|preference|fact|cause|fix|rule|note|lesson|context|reason)\s*:"
     r"|(?:坑|决定|偏好|事实|原因|解决|规则|备注|教训|结论)\s*:"
 )
+# the kind a memory opens with ("Decision: …", "踩坑：…"); a fact and a decision are two memories
+_KINDS = {
+    word: kind
+    for kind, words in {
+        "pitfall": "pitfall 坑 踩坑", "decision": "decision 决定", "preference": "preference 偏好",
+        "fact": "fact 事实", "rule": "rule 规则", "note": "note 备注", "lesson": "lesson 教训",
+    }.items()
+    for word in words.split()
+}
+_OPENING_KIND = re.compile(r"\s*([A-Za-z]+|[\u4e00-\u9fff]+)\s*[:：]")
 _SENTENCE_END = set(".!?;:。！？；：\n(（")
 
 _UNITS = {
@@ -74,6 +86,13 @@ _TRANSLATED_NAMES = frozenset(
     "english chinese japanese korean german french spanish russian monday tuesday wednesday thursday friday "
     "saturday sunday january february march april may june july august september october november december".split()
 )
+# a weekday a Chinese text writes in Chinese, as the character bigrams it leaves
+# (周五, 星期五 → 期五, 礼拜五 → 拜五): a translation keeps it, so it anchors a pair like a name
+_WEEKDAYS_ZH = {
+    day: frozenset(f"{head}{c}" for head in "周期拜" for c in chars)
+    for day, chars in zip("monday tuesday wednesday thursday friday saturday sunday".split(),
+                          ["一", "二", "三", "四", "五", "六", "日天"])
+}
 # Chinese function characters: swapping only these ("的" / "了") changes no fact
 _ZH_FUNCTION = frozenset("的了在是把被和与及或都也就再先会要用将对从")
 # Chinese bigrams every preference or rule contains ("用户希望…"): shared wording that says nothing
@@ -133,6 +152,7 @@ class Profile:
     bigrams: set[str] = field(default_factory=set)  # Chinese character bigrams
     surface: list[str] = field(default_factory=list)  # every word and Chinese character, in order
     rejected: set[str] = field(default_factory=set)  # what a contrast rules out
+    kind: str | None = None  # the label it opens with, in either language
     negated: bool = False
     contrast: bool = False
     polar: dict[str, set[int]] = field(default_factory=dict)
@@ -170,10 +190,12 @@ def stem(word: str) -> str:
 @lru_cache(maxsize=4096)
 def profile(body: str) -> Profile:
     """Read a memory body (no keywords line) into the parts the guard compares."""
+    opening = _OPENING_KIND.match(body)
     text = _LABEL.sub(". ", body)
     cjk_chars = sum(len(run) for run in _CJK_RUN.findall(text))
     latin_chars = sum(ch.isascii() and ch.isalpha() for ch in text)
-    p = Profile(cjk_dominant=cjk_chars >= 4 and 3 * cjk_chars >= latin_chars)
+    p = Profile(cjk_dominant=cjk_chars >= 4 and 3 * cjk_chars >= latin_chars,
+                kind=_KINDS.get(opening.group(1).lower()) if opening else None)
     _read_numbers(text, p)
     for m in _TOKEN.finditer(text):
         _read_token(text, m.start(), m.group(0).rstrip(".:-'="), p)
@@ -278,6 +300,11 @@ def conflicts(a: Profile, b: Profile) -> list[str]:
     return [why for rule in _RULES if (why := rule(a, b))]
 
 
+def _kinds_differ(a: Profile, b: Profile) -> str | None:
+    """"Fact: …" / "Decision: …" (or "决定：…"): what the memory is differs, whatever it is about."""
+    return f"kinds {a.kind} vs {b.kind}" if a.kind and b.kind and a.kind != b.kind else None
+
+
 def _numbers_differ(a: Profile, b: Profile) -> str | None:
     if a.numbers != b.numbers:
         return f"numbers {sorted(a.numbers ^ b.numbers)}"
@@ -305,6 +332,16 @@ def _nothing_named_in_common(a: Profile, b: Profile) -> str | None:
     if anchors and not anchors & zh.words:
         return f"nothing the English side names is in the Chinese one: {sorted(anchors)}"
     return None
+
+
+def _weekdays_differ(a: Profile, b: Profile) -> str | None:
+    """English vs Chinese: "every Sunday" / "每周六"."""
+    if a.cjk_dominant == b.cjk_dominant:
+        return None
+    en, zh = (b, a) if a.cjk_dominant else (a, b)
+    said_en = {day for day in _WEEKDAYS_ZH if day in en.names}
+    said_zh = {day for day, forms in _WEEKDAYS_ZH.items() if forms & zh.bigrams}
+    return f"weekdays {sorted(said_en)} vs {sorted(said_zh)}" if said_en and said_zh and said_en != said_zh else None
 
 
 def _names_swapped(a: Profile, b: Profile) -> str | None:
@@ -342,7 +379,7 @@ def _polarity_differs(a: Profile, b: Profile) -> str | None:
 
 
 _RULES = (
-    _numbers_differ, _entity_missing, _nothing_named_in_common, _names_swapped, _slot_swapped,
+    _kinds_differ, _numbers_differ, _entity_missing, _nothing_named_in_common, _weekdays_differ, _names_swapped, _slot_swapped,
     _rejects_differ, _negation_differs, _polarity_differs,
 )
 
@@ -350,15 +387,17 @@ _RULES = (
 def _slot_swap(a: list[str], b: list[str]) -> str | None:
     """The two texts are one template with one slot filled differently ("use [uv] instead
     of pip" / "use [poetry] instead of pip", "都写[类型注解]" / "都写[文档字符串]"): that slot
-    is what the memory is about. A slot is at most 4 words or 8 Chinese characters; a
-    paraphrase changes more than one place (measured: allowing two slots loses paraphrases)."""
+    is what the memory is about. The slot may recur, filled the same way each time ("[nginx]
+    logs filled the disk … cap the log size of [nginx]" / "[Docker] … [Docker]"): a tool
+    named in any case. A slot is at most 4 words or 8 Chinese characters; a paraphrase
+    changes more than one place (measured: allowing two different slots loses paraphrases)."""
     if abs(len(a) - len(b)) > 8:  # one slot of ≤ 8 tokens cannot make them differ more
         return None
     ops = [op for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
-    if len(ops) != 1 or ops[0][0] != "replace":
+    fills = {(tuple(a[i1:i2]), tuple(b[j1:j2])) for _, i1, i2, j1, j2 in ops}
+    if not ops or any(op[0] != "replace" for op in ops) or len(fills) != 1:
         return None
-    _, i1, i2, j1, j2 = ops[0]
-    old, new = a[i1:i2], b[j1:j2]
+    old, new = (list(span) for span in fills.pop())
     if _span_words(old) > 4 or _span_words(new) > 4 or _span_words(a) - _span_words(old) < 2:
         return None
     if all(w in _STOP or w in _ZH_FUNCTION for w in old + new):
@@ -433,7 +472,9 @@ def shared_names(a: Profile, b: Profile) -> set[str]:
     as one (script-independent)."""
     named_a = a.entities | a.names | a.numbers
     named_b = b.entities | b.names | b.numbers
-    return (named_a & (b.words | b.numbers)) | (named_b & (a.words | a.numbers))
+    weekdays = {day for day, zh in _WEEKDAYS_ZH.items()
+                if (day in a.names and zh & b.bigrams) or (day in b.names and zh & a.bigrams)}
+    return (named_a & (b.words | b.numbers)) | (named_b & (a.words | a.numbers)) | weekdays
 
 
 def _terms(p: Profile) -> set[str]:
