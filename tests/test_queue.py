@@ -13,7 +13,8 @@ import pytest
 
 from distill.config import AGENT_ID_RE, load_settings
 from distill.enqueue import enqueue
-from distill.hookconfig import AGENT_ID_PATTERN, HookConfig, load_hook_config
+from distill.settings.core import AGENT_ID_PATTERN
+from distill.settings.hook import HookConfig, load_hook_config
 from distill.queue import Queue, Task
 from distill.roots import InvalidTask, SessionGone, check_session_file
 

@@ -10,7 +10,7 @@ import sys
 
 from distill.config import load_settings
 from distill.enqueue import enqueue
-from distill.hookconfig import HookConfig
+from distill.settings.hook import HookConfig
 from tests import test_worker_process as twp
 from tests.test_worker_process import queue_dir, write_session
 

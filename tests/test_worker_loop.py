@@ -15,7 +15,7 @@ import pytest
 from distill.config import load_settings
 from distill.enqueue import enqueue
 from distill.errors import BudgetExceeded, LockBusy, PermanentError, TransientError
-from distill.hookconfig import HookConfig
+from distill.settings.hook import HookConfig
 from distill.queue import Queue, now_ms
 from distill.summary import RunSummary
 from worker.tasks import TaskLoop

@@ -21,7 +21,7 @@ import pytest
 from distill.config import load_settings
 from distill.cursor import Cursor
 from distill.enqueue import enqueue
-from distill.hookconfig import HookConfig
+from distill.settings.hook import HookConfig
 from tests.fakes import FakeOpenAI
 from tests.tail_helpers import header, msg
 from tests.distiller_helpers import PEP668_PITFALL

@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 from distill.config import Settings
 from distill.errors import BudgetExceeded, DistillError, LockBusy, TransientError
-from distill.hookconfig import HookConfig
+from distill.settings.hook import HookConfig
 from distill.queue import Entry, Queue, Task, now_ms
 from distill.roots import InvalidTask, SessionGone, check_session_file
 from distill.summary import RunSummary

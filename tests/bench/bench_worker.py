@@ -112,7 +112,7 @@ def main() -> None:
     os.environ.update({k: v for k, v in env.items() if k.startswith("DISTILL_")})
     from distill.config import load_settings
     from distill.enqueue import enqueue
-    from distill.hookconfig import HookConfig
+    from distill.settings.hook import HookConfig
 
     cfg = HookConfig.from_settings(load_settings())
     try:
