@@ -206,14 +206,14 @@ class ToolFailure(Exception):
 def text_problem(text: str) -> str | None:
     """Why a memory text handed to ``remember`` is refused, or None: the distiller's own bounds
     and junk rules (``distill.distiller.validate``), applied to text with no transcript behind it."""
-    from .distiller.validate import MAX_TEXT, MIN_TEXT, _junk_reason
+    from .distiller.validate import MAX_TEXT, MIN_TEXT, junk_reason
 
     body = text.split("\nKeywords (zh)")[0].strip()
     if len(body) < MIN_TEXT:
         return f"too short ({len(body)} characters; at least {MIN_TEXT}): state the fact in a full sentence"
     if len(body) > MAX_TEXT:
         return f"too long ({len(body)} characters; at most {MAX_TEXT}): keep one fact per memory"
-    junk = _junk_reason(body)
+    junk = junk_reason(body)
     if junk:
         return f"looks like {junk}, not a durable fact"
     return None

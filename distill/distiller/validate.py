@@ -101,7 +101,7 @@ def validate_candidate(raw: Any, chunk: Chunk, counters: Counter, *, written: bo
     if not (MIN_TEXT <= len(text) <= MAX_TEXT):
         counters["dropped_length"] += 1
         return None
-    reason = _junk_reason(text) or (_transcript_reason(text, chunk) if written else None)
+    reason = junk_reason(text) or (_transcript_reason(text, chunk) if written else None)
     if reason:
         counters[f"dropped_{reason}"] += 1
         return None
@@ -216,7 +216,9 @@ def _redacted(text: str, counters: Counter) -> str:
     return clean
 
 
-def _junk_reason(text: str) -> str | None:
+def junk_reason(text: str) -> str | None:
+    """Why a memory text is no durable fact (a refusal, talk about memory itself, a generic
+    platitude, chit-chat), or None. Shared with ``distill mcp``'s ``remember``."""
     return _first_match((("refusal", _REFUSAL), ("meta", _META), ("generic", _GENERIC), ("chitchat", _CHITCHAT)),
                         text)
 
