@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from .models import MemoryHit
-from .search import ROW_COLUMNS, _fts_rows, to_hit
+from .search import ROW_COLUMNS, bm25_rows, to_hit
 from .table import fts_index, index_tokenizer, splits_cjk
 
 CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
@@ -32,7 +32,7 @@ def search_rows(table, query: str, where: str | None, limit: int, columns: list[
     """BM25 rows (``_score``), completed by the CJK substring scan where the index cannot split
     the query; the scan's ``_score`` is the share of the query's pieces a row holds (0-1)."""
     idx = fts_index(table)
-    rows = _fts_rows(table, query, where, limit, columns) if idx is not None else []
+    rows = bm25_rows(table, query, where, limit, columns) if idx is not None else []
     if idx is not None and splits_cjk(index_tokenizer(idx)):
         return rows
     pieces = query_pieces(query, words=idx is None)

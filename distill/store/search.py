@@ -76,7 +76,7 @@ def _vector_rows(table, qvec, where: str | None, limit: int, columns: list[str])
     return q.to_list()
 
 
-def _fts_rows(table, text: str, where: str | None, limit: int, columns: list[str]) -> list[dict[str, Any]]:
+def bm25_rows(table, text: str, where: str | None, limit: int, columns: list[str]) -> list[dict[str, Any]]:
     text = " ".join(text.split())
     if not text:
         return []
@@ -91,7 +91,7 @@ def vector_search(table, qvec, where: str | None, limit: int) -> list[MemoryHit]
 
 
 def fts_search(table, text: str, where: str | None, limit: int) -> list[MemoryHit]:
-    return [to_hit(r, float(r["_score"]), "fts") for r in _fts_rows(table, text, where, limit, ROW_COLUMNS)]
+    return [to_hit(r, float(r["_score"]), "fts") for r in bm25_rows(table, text, where, limit, ROW_COLUMNS)]
 
 
 def hybrid_search(table, query: str, qvec: np.ndarray, where: str | None, limit: int, *,
