@@ -45,6 +45,16 @@ def test_a_fix_naming_the_failing_thing_or_a_rerun_that_succeeds_is_kept(tmp_pat
     assert "worker.service" in named[0].text and "npm cache clean --force" in rerun[0].text
 
 
+def test_the_persons_request_is_not_part_of_the_error(tmp_path):
+    """"…fails with EADDRINUSE on port 5173, fix it and remember the fix": the memory states
+    the error, not the request around it."""
+    mems = distill([("person", "npm run dev fails with EADDRINUSE on port 5173, fix it and remember the fix"),
+                    ("assistant", "A stale vite process held port 5173; `pkill -f vite` fixed it and npm run dev starts.")],
+                   tmp_path)
+    assert [m.metadata["kind"] for m in mems] == ["pitfall"]
+    assert "EADDRINUSE on port 5173" in mems[0].text and "remember the fix" not in mems[0].text
+
+
 def test_determines_is_not_a_decision_but_we_decided_is(tmp_path):
     assert distill([("person", "召回哪些记忆由 scope 决定，决定读哪些文件的是 glob 配置。"),
                     ("assistant", "对，chunk_tokens 决定每块的大小。")], tmp_path) == []

@@ -421,8 +421,14 @@ def _symptom(msg: Any) -> str | None:
         return m.group(1).strip()
     for sent in sentences(msg.text):
         if _ERROR.search(sent) and (msg.role == "tool" or not (_FIX.search(sent) or _QUESTION.search(sent))):
-            return sent
+            return _REQUEST_TAIL.sub("", sent)
     return None
+
+
+# ", fix it and remember the fix" / "，帮我修一下": the person's request, not part of the error
+_REQUEST_TAIL = re.compile(r"(?:\s*[,，;；]\s*(?:(?:can you|could you|please|pls)\s+)?"
+                           r"(?:fix|solve|debug|look into|help|remember|check|帮我|请|麻烦|记住|修)[^,，;；]*)+$",
+                           re.IGNORECASE)
 
 
 def _remedy(text: str) -> tuple[str | None, str] | None:
