@@ -76,23 +76,6 @@ class BackfillReport(BaseModel):
     estimate: Estimate | None = None
     summary: RunSummary | None = None
 
-    def human(self) -> str:
-        if self.action == "dry-run":
-            n = len(self.todo)
-            lines = [f"would read {n} file{'' if n == 1 else 's'}, {_size(self.bytes)}:"]
-            lines += [f"  {t.agent:<20} {_size(t.bytes):>10}  {t.path}  [{t.start}, {t.stop})" for t in self.todo[:50]]
-            if len(self.todo) > 50:
-                lines.append(f"  … and {len(self.todo) - 50} more")
-            e = self.estimate or Estimate()
-            calls = (f"{e.llm_calls} LLM calls, about {e.tokens:,} tokens sent and at most "
-                     f"{e.output_tokens_max:,} answer tokens ({e.provider})" if e.provider != "rules"
-                     else "0 LLM calls, 0 tokens (the rules provider runs offline)")
-            lines.append(f"estimate: {e.turns} turns, {e.chunks} chunks, {calls}; nothing was spent")
-            return "\n".join(lines)
-        if self.action == "noop":
-            return "nothing to backfill: every selected file is read up to where the main cursor stood"
-        return (self.summary or RunSummary()).line()
-
 
 def plan_path(settings: Settings) -> Path:
     return settings.state_dir / "backfill.json"
@@ -311,13 +294,15 @@ class _CursorWatch:
 
 def progress_printer(stream=None) -> Progress:
     """A bar redrawn in place on a terminal; plain lines (at most one per 5 s) otherwise."""
+    from .cli.render import format_size
+
     stream = stream or sys.stderr
     tty = stream.isatty()
     state = {"last": 0.0}
 
     def show(files: int, nfiles: int, done: int, total: int, memories: int) -> None:
         frac = done / total if total else 1.0
-        text = f"files {files}/{nfiles}  {_size(done)}/{_size(total)}  memories {memories}"
+        text = f"files {files}/{nfiles}  {format_size(done)}/{format_size(total)}  memories {memories}"
         if tty:
             bar = "#" * int(frac * 30)
             stream.write(f"\r[{bar:<30}] {frac:6.1%}  {text}  ")
@@ -332,11 +317,3 @@ def progress_printer(stream=None) -> Progress:
         stream.flush()
 
     return show
-
-
-def _size(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"

@@ -100,19 +100,6 @@ class BatchResult(BaseModel):
     released: list[str] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
 
-    def human(self) -> str:
-        lines = [self.summary.line()]
-        if self.batchFile:
-            lines.append(f"batch file: {self.batchFile}")
-        others = [f for f in self.batchFiles if f != self.batchFile]
-        if others:
-            lines.append("pending batch files (distill them, then `distill commit --batch-file F`):")
-            lines += [f"  {f}" for f in others]
-        for bid in self.released:
-            lines.append(f"released pending batch {bid}: its file is gone")
-        lines += [f"warning: {e}" for e in self.errors]
-        return "\n".join(lines)
-
 
 # --- the state lock ---------------------------------------------------------------------
 

@@ -27,10 +27,6 @@ class InitResult(BaseModel):
     markedFiles: int
     markedBytes: int
 
-    def human(self) -> str:
-        return (f"init: {self.markedFiles} files marked read to their end ({self.markedBytes} bytes skipped); "
-                f"{self.trackedFiles} files tracked in {self.cursorPath}")
-
 
 def last_line_end(fd: int, size: int, max_line: int) -> tuple[int, bool]:
     """Offset just past the last newline, searching back at most ``max_line`` bytes.

@@ -5,7 +5,6 @@ Read-only and lock-free: it may show a state a concurrent run is just changing.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from pathlib import Path
 
@@ -54,39 +53,6 @@ class StatusResult(BaseModel):
     pendingBatches: list[str]
     setAside: list[SetAsideChunk] = Field(default_factory=list)
     lastRun: LastRun | None = None
-
-    def human(self) -> str:
-        out = [f"cursor: {self.cursorPath} ({len(self.files)} files)"]
-        if self.lastRun:
-            when = dt.datetime.fromtimestamp(self.lastRun.atMs / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-            out.append(f"last run: {when}: {self.lastRun.summary.line()}")
-        else:
-            out.append("last run: never")
-        out.append("pending batches: " + (", ".join(self.pendingBatches) if self.pendingBatches else "none"))
-        if self.setAside:
-            out.append(f"set-aside chunks: {len(self.setAside)} (`distill retry` tries them again, "
-                       "`distill retry --drop` gives them up)")
-        for c in self.setAside:
-            spans = "; ".join(f"{p} bytes {a}-{b}" for p, a, b in c.ranges)
-            out.append(f"  {os.path.basename(c.batchFile)} chunk {c.chunk} (agent {c.agentId}, "
-                       f"{c.attempts} attempt{'s' if c.attempts != 1 else ''}): {c.error}")
-            out.append(f"    holds {spans}")
-        for a in self.agents:
-            out.append(f"agent {a.agentId}: {a.files} files, {_size(a.behind)} behind"
-                       + (f", pending {', '.join(a.pending)}" if a.pending else ""))
-            for f in self.files:
-                if f.agentId == a.agentId and (f.behind or f.pending or f.state not in ("tracked",)):
-                    extra = f" [pending {', '.join(f.pending)}]" if f.pending else ""
-                    out.append(f"  {f.path}: {_size(f.behind)} behind, {f.state}{extra}")
-        return "\n".join(out)
-
-
-def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
 
 
 def tail_status(settings: Settings, cursor_path: Path | None = None) -> StatusResult:

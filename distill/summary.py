@@ -23,19 +23,3 @@ class RunSummary(BaseModel):
         below = sum(n for k, n in c.items() if k.startswith("dropped_") and k != "dropped_cap")
         return {"merged in run": c.get("merged_in_run", 0), "below the bar": below,
                 "over the cap": c.get("dropped_cap", 0)}
-
-    def set_aside_note(self) -> str:
-        """A second line when chunks are set aside, so a cron log shows it (empty otherwise)."""
-        n = self.counters.get("chunks_waiting", 0)
-        if not n:
-            return ""
-        return (f"{n} chunk{'s' if n != 1 else ''} set aside, their turns not committed: see `distill status`, "
-                "then `distill retry` (or `distill retry --drop`)")
-
-    def line(self) -> str:
-        dropped = "".join(f", {n} {why}" for why, n in self.dropped().items() if n)
-        return (
-            f"{self.action}: {self.files} files, {self.bytes} bytes, {self.turns} turns, "
-            f"{self.memories_added} memories added, {self.memories_duplicate} skipped as duplicate{dropped}, "
-            f"{self.llm_calls} LLM calls, {self.tokens} tokens, {self.seconds:.2f} s"
-        )

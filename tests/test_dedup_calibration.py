@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from distill.cli.render import render
 from distill.store.calibration import LabelledPair, Scores, load_pairs, pair_cosines, score, split
 from distill.store.dedup import DEFAULT_THRESHOLDS, is_near_duplicate
 
@@ -46,7 +47,7 @@ def pure_cosine(pair: LabelledPair, cos: float) -> bool:
 
 
 def report(name: str, s: Scores) -> None:
-    print(f"\n{name}: {s.human()}")
+    print(f"\n{name}: {render(s)}")
 
 
 def test_the_set_is_large_balanced_and_varied():

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from distill.cli import main
+from distill.cli.render import format_size
 
 EXPORT = {"memories": [
     {"id": "11111111-aaaa-4aaa-8aaa-000000000001", "text": "部署服务之前必须先运行数据库迁移脚本。\nKeywords (zh): 部署; 数据库迁移",
@@ -59,6 +60,10 @@ def test_import_list_search_stats_forget_export(cli):
     code, stats, _ = cli("stats")
     assert stats["total"] == 2 and stats["by_scope"] == {"agent:main": 1, "global": 1}
     assert stats["by_category"] == {"fact": 1, "preference": 1} and stats["size_bytes"] > 0
+    code, text, _ = cli("stats", as_json=False)
+    assert f"{format_size(stats['size_bytes'])} on disk" in text and "  agent:main: 1" in text
+    code, text, _ = cli("list", as_json=False)
+    assert text.splitlines()[0] == "[22222222] [preference:global] Use uv instead of pip for Python dependencies. (2026-03-02)"
 
     out_file = cli.dir / "out.json"
     code, res, _ = cli("export", "--scope", "global", "--output", str(out_file))

@@ -15,6 +15,7 @@ import pytest
 
 from distill.batch import abort_batch, commit_batch, pending_batches
 from distill.cursor import Cursor
+from distill.cli.render import render
 from distill.errors import DistillError
 
 from tail_helpers import append, fact, header, msg, run, session, settings_for, texts
@@ -178,7 +179,7 @@ def test_deleted_file_leaves_the_cursor_and_releases_its_pending_batch(tmp_path)
     assert res2.released == [b.batchId] and res2.summary.counters["deleted"] == 2
     assert res2.action == "noop"
     assert Cursor.load(s.cursor_path).files == {}
-    assert "released" in res2.human()
+    assert "released" in render(res2)
 
 
 @pytest.mark.parametrize("bad, counter", [

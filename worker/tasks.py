@@ -24,6 +24,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
+from distill.cli.render import summary_line
 from distill.config import Settings
 from distill.errors import BudgetExceeded, DistillError, LockBusy, TransientError
 from distill.settings.hook import HookConfig
@@ -195,7 +196,7 @@ class TaskLoop:
             self.queue.finish([(path, task)], "done")
             self.counts["done"] += 1
             self.counts["memories_added"] += summary.memories_added
-            log.info("%s -> done in %.2f s: %s", what, seconds, summary.line())
+            log.info("%s -> done in %.2f s: %s", what, seconds, summary_line(summary))
             return
         message = f"{type(error).__name__}: {error}" if error is not None else "unknown error"
         if outcome == "busy":
@@ -238,7 +239,7 @@ class TaskLoop:
             self.current_label = ""
         self.counts["memories_added"] += summary.memories_added
         if summary.action != "noop":
-            log.info("full pass -> done in %.2f s: %s", time.monotonic() - started, summary.line())
+            log.info("full pass -> done in %.2f s: %s", time.monotonic() - started, summary_line(summary))
         return summary
 
     def _reject(self, path: Path, reason: str, *, irregular: bool = False) -> None:

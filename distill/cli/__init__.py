@@ -2,9 +2,9 @@
 
 Each ``distill/cli/<group>.py`` module has ``register(subparsers)``; its handlers take
 ``(settings, args)`` and return a result object that :func:`emit` prints as JSON (``--json``)
-or as readable text. Only the module of the command being run is imported (``COMMANDS``), and
-modules here import nothing heavy at import time (LanceDB, LLM SDKs, numpy): start-up is most
-of a no-op ``distill run``, and ``distill enqueue`` is an agent hook's fast path.
+or as readable text (:mod:`distill.cli.render`, keyed by the result's type). Only the module of
+the command being run is imported (``COMMANDS``), and modules here import nothing heavy at
+import time (LanceDB, LLM SDKs, numpy): start-up is most of a no-op ``distill run``, and ``distill enqueue`` is an agent hook's fast path.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def settings_from_args(args: argparse.Namespace):
 
 
 def emit(result: Any, as_json: bool) -> None:
-    """Print a handler's result: ``--json`` → one JSON object; otherwise its ``human()`` text."""
+    """Print a handler's result: ``--json`` → one JSON object; otherwise its text from :mod:`.render`."""
     if result is None:
         return
     if as_json:
@@ -93,7 +93,9 @@ def emit(result: Any, as_json: bool) -> None:
         data = result.model_dump(mode="json", by_alias=True) if hasattr(result, "model_dump") else result
         sys.stdout.write(orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS).decode() + "\n")
     else:
-        text = result.human() if hasattr(result, "human") else str(result)
+        from .render import render
+
+        text = render(result)
         if text:
             print(text)
 

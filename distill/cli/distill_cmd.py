@@ -19,18 +19,9 @@ from . import command
 class DistillOutput(RunSummary):
     batch_file: str | None = None
 
-    def human(self) -> str:
-        line = "\n".join(filter(None, [self.line(), self.set_aside_note()]))
-        if self.action == "distilled" and self.batch_file:
-            line += f"\nnext: distill commit --batch-file {self.batch_file}"
-        return line
-
 
 class RetryOutput(RunSummary):
-    def human(self) -> str:
-        if self.action == "noop":
-            return "no set-aside chunks: nothing to retry"
-        return "\n".join(filter(None, [self.line(), self.set_aside_note()]))
+    """What ``retry`` prints (text in :mod:`distill.cli.render`)."""
 
 
 def register(sub: Any) -> None:

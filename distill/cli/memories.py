@@ -91,16 +91,6 @@ class RowsResult(BaseModel):
     memories: list[dict]
     full: bool = False
 
-    def human(self) -> str:
-        if not self.memories:
-            return "no memories match"
-        from ..store.models import MemoryRow
-
-        rows = [MemoryRow(**m) for m in self.memories]
-        if self.full:
-            return "\n\n".join(full_text(r) for r in rows)
-        return "\n".join(r.human() for r in rows)
-
 
 class SearchResult(BaseModel):
     query: str
@@ -109,69 +99,14 @@ class SearchResult(BaseModel):
     count: int
     memories: list[dict]
 
-    def human(self) -> str:
-        if not self.memories:
-            if self.floor is None:
-                return "no memories match"
-            return (f"nothing relevant to {self.query!r} (no memory scored {self.floor:.0%} or more); "
-                    "try other words, or --mode vector for the nearest memories anyway")
-        from ..store.models import MemoryRow
-
-        lines = []
-        for m in self.memories:
-            score = f"{m['score']:4.0%}" if self.mode == "hybrid" else f"{m['score']:.3f}"
-            lines.append(f"{score}  {MemoryRow(**m).human()}")
-        return "\n".join(lines)
-
 
 class ShowResult(BaseModel):
     memory: dict
     provenance: dict
 
-    def human(self) -> str:
-        from ..store.models import MemoryRow
-
-        return full_text(MemoryRow(**self.memory))
-
-
-def full_text(row) -> str:
-    """A memory in full: its text, then where it came from (files, byte ranges, sessions, entry
-    ids, when it was first and last seen, how often)."""
-    from ..store.search import provenance_of
-
-    p = provenance_of(row.metadata)
-    lines = [f"{row.id}  [{row.category}:{row.scope}]  importance {row.importance:.2f}  stored {_when(row.timestamp)}",
-             *(f"  {line}" for line in row.text.splitlines())]
-    seen = f"seen {p['seen_count']}x"
-    if p["first_seen"]:
-        seen += f", first {_when(p['first_seen'])}, last {_when(p['last_seen'])}"
-    lines.append(f"  -- {seen}; agent {', '.join(p['agents']) or 'unknown'}")
-    for label, key in (("session", "sessions"), ("entry ids", "entry_ids")):
-        if p[key]:
-            lines.append(f"  -- {label}: {', '.join(map(str, p[key]))}")
-    ranges: dict[str, list[str]] = {}
-    for r in p["ranges"]:
-        if isinstance(r, dict) and r.get("file"):
-            ranges.setdefault(str(r["file"]), []).append(f"[{r.get('start')}, {r.get('end')})")
-    for f in p["files"]:
-        ranges.setdefault(str(f), [])
-    for f, spans in ranges.items():
-        lines.append(f"  -- file: {f}" + (f" bytes {' '.join(spans)}" if spans else ""))
-    return "\n".join(lines)
-
-
-def _when(ms) -> str:
-    try:
-        return datetime.fromtimestamp(int(ms) / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    except (TypeError, ValueError, OverflowError, OSError):
-        return "?"
-
 
 class ForgetResult(BaseModel):
     forgotten: dict
-
-    def human(self) -> str:
-        return f"forgot {self.forgotten['id']}: {self.forgotten['text'].splitlines()[0][:100]}"
 
 
 class ExportResult(BaseModel):
@@ -179,22 +114,11 @@ class ExportResult(BaseModel):
     count: int
     document: dict | None = None
 
-    def human(self) -> str:
-        if self.output is None:
-            from ..store.interchange import dumps
-
-            return dumps(self.document)
-        return f"exported {self.count} memories to {self.output}"
-
 
 class CompactResult(BaseModel):
     size_bytes_before: int
     size_bytes_after: int
     version: int
-
-    def human(self) -> str:
-        return (f"compacted: {self.size_bytes_before / 1e6:.2f} MB -> {self.size_bytes_after / 1e6:.2f} MB "
-                f"(version {self.version})")
 
 
 # ---------------------------------------------------------------- handlers

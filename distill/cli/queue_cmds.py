@@ -21,11 +21,6 @@ class Queued(dict):
     def model_dump(self, **_: object) -> dict:
         return dict(self)
 
-    def human(self) -> str:
-        from ..enqueue import human_line
-
-        return human_line(self)
-
 
 def register(sub) -> None:
     p = command(sub, "enqueue", _enqueue,

@@ -24,9 +24,6 @@ class StepResult(BaseModel):
     batchFile: str | None = None
     summary: RunSummary
 
-    def human(self) -> str:
-        return "\n".join(filter(None, [self.summary.line(), self.summary.set_aside_note()]))
-
 
 def register(sub) -> None:
     command(sub, "init", _init,

@@ -112,17 +112,6 @@ class Result:
     def model_dump(self, **_: Any) -> dict[str, Any]:
         return self.__dict__.copy()
 
-    def human(self) -> str:
-        if self.dry_run:
-            head = self.diff or f"{self.action} {self.agent}: nothing to change"
-            return "\n".join([head.rstrip("\n"), *(f"note: {n}" for n in self.notes)])
-        verb = "installed" if self.action == "install" else "uninstalled"
-        lines = [f"{verb} {self.agent}: " + (", ".join(self.changed) if self.changed else "nothing to change "
-                                              f"(already {verb})")]
-        lines += [f"  backup: {b}" for b in self.backups]
-        lines += [f"note: {n}" for n in self.notes]
-        return "\n".join(lines)
-
 
 def plan_for(agent: str, action: str, ctx: Context) -> Plan:
     from . import claude_code, codex, openclaw

@@ -49,9 +49,6 @@ class Scores(BaseModel):
     recall: float
     errors: list[str] = []
 
-    def human(self) -> str:
-        return f"precision {self.precision:.3f}  recall {self.recall:.3f}  (n={self.pairs}, tp={self.tp} fp={self.fp} fn={self.fn})"
-
 
 def load_pairs(path: Path) -> list[LabelledPair]:
     """The calibration set; a malformed line names its number."""

@@ -51,24 +51,6 @@ class DoctorReport(BaseModel):
     pinned_client_reads: bool
     advice: list[str] = Field(default_factory=list)
 
-    def human(self) -> str:
-        lines = [
-            f"table {self.table} in {self.db}: {self.rows} rows, version {self.version}",
-            f"file format: {self.file_format or 'no data files yet'}"
-            + (f" (older files on disk: {', '.join(f for f in self.file_formats_on_disk if f != self.file_format)})"
-               if len(self.file_formats_on_disk) > 1 else ""),
-            f"vectors: {self.vector_dim}-d; recorded embedder: {self.recorded_embedder or 'none recorded'}; "
-            f"distill embeds with: {self.embedder or 'nothing that fits'}",
-            "indexes:" if self.indexes else "indexes: none",
-            *(f"  {i.name}: {i.type} on {', '.join(i.columns)}"
-              + (f", tokenizer {i.tokenizer}" if i.tokenizer else "")
-              + (f", index format {i.index_version}" if i.index_version is not None else "")
-              + f", made by {i.made_by}" for i in self.indexes),
-            f"memory-lancedb-pro ({PINNED_CLIENT}) can read it: {'yes' if self.pinned_client_reads else 'NO'}",
-            *(f"- {a}" for a in self.advice),
-        ]
-        return "\n".join(lines)
-
 
 def newest_format(table_dir: Path) -> str | None:
     files = sorted(Path(table_dir, "data").glob("*.lance"), key=lambda p: p.stat().st_mtime_ns)
@@ -142,10 +124,6 @@ class MigrateReport(BaseModel):
     new_format: str
     backup_table: str
     version: int
-
-    def human(self) -> str:
-        return (f"rewrote {self.rows} memories from Lance {self.old_format} to {self.new_format} "
-                f"(version {self.version}); the old table is kept as {self.backup_table}")
 
 
 def migrate(settings: "Settings") -> MigrateReport:

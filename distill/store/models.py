@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
@@ -61,20 +60,10 @@ class MemoryRow(BaseModel):
     timestamp: int  # Unix ms, whatever the column's type
     metadata: dict[str, Any] = Field(default_factory=dict)
 
-    def human(self) -> str:
-        when = datetime.fromtimestamp(self.timestamp / 1000, tz=timezone.utc).strftime("%Y-%m-%d")
-        first = self.text.splitlines()[0] if self.text else ""
-        if len(first) > 100:
-            first = first[:97] + "..."
-        return f"[{self.id[:8]}] [{self.category}:{self.scope}] {first} ({when})"
-
 
 class MemoryHit(MemoryRow):
     score: float
     sources: list[str] = Field(default_factory=list)  # "vector" / "fts": which searches found it
-
-    def human(self) -> str:
-        return f"{self.score:.3f} {super().human()}"
 
 
 class StoreStats(BaseModel):
@@ -88,24 +77,6 @@ class StoreStats(BaseModel):
     size_bytes: int
     version: int
 
-    def human(self) -> str:
-        lines = [
-            f"{self.total} memories in {self.db} (table {self.table}, {self.vector_dim}-d vectors, "
-            f"embedder {self.embedder}, {human_bytes(self.size_bytes)} on disk, version {self.version})",
-            "by scope:",
-            *(f"  {k}: {v}" for k, v in sorted(self.by_scope.items())),
-            "by category:",
-            *(f"  {k}: {v}" for k, v in sorted(self.by_category.items())),
-        ]
-        return "\n".join(lines)
-
-
-def human_bytes(n: int) -> str:
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n} B"
-
 
 class ImportReport(BaseModel):
     file: str | None = None
@@ -116,14 +87,6 @@ class ImportReport(BaseModel):
     dry_run: bool = False
     errors: list[str] = Field(default_factory=list)
 
-    def human(self) -> str:
-        verb = "would add" if self.dry_run else "added"
-        text = (
-            f"import{' (dry run, nothing written)' if self.dry_run else ''}: {self.total} entries, "
-            f"{self.added} {verb}, {self.duplicate} duplicate, {self.invalid} invalid"
-        )
-        return "\n".join([text, *(f"  skipped: {e}" for e in self.errors[:20])])
-
 
 class ReembedReport(BaseModel):
     rows: int
@@ -132,9 +95,3 @@ class ReembedReport(BaseModel):
     old_dim: int
     new_dim: int
     backup_table: str
-
-    def human(self) -> str:
-        return (
-            f"re-embedded {self.rows} memories: {self.old_embedder} ({self.old_dim}-d) -> "
-            f"{self.new_embedder} ({self.new_dim}-d); the old table is kept as {self.backup_table}"
-        )

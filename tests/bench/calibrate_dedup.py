@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from distill.config import DedupThresholds, load_settings  # noqa: E402
+from distill.cli.render import render  # noqa: E402
 from distill.store.calibration import load_pairs, pair_cosines, score, split  # noqa: E402
 from distill.store.dedup import DEFAULT_THRESHOLDS, PLUGIN_COSINE, Evidence, judge  # noqa: E402
 
@@ -100,7 +101,7 @@ def main() -> None:
             s = score(ps, cs, decide)
             report.setdefault(name, {})[part] = {"precision": round(s.precision, 3), "recall": round(s.recall, 3),
                                                  "tp": s.tp, "fp": s.fp, "fn": s.fn}
-            print(f"{name:16} {part:12} {s.human()}")
+            print(f"{name:16} {part:12} {render(s)}")
             if part == args.errors and name == "shipped":
                 for e in s.errors:
                     print("    ", e)

@@ -1,0 +1,357 @@
+"""Readable text for every result a command returns; the models themselves hold only data.
+
+:func:`render` picks the renderer by the class name of the result (or of one of its bases), so
+this module imports none of the models — ``distill status`` and ``distill run`` pay only for the
+modules they already load, and the worker logs a run through the same :func:`summary_line`.
+Every size a person reads goes through :func:`format_size` (binary units: 1 KiB = 1024 bytes).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
+
+RENDERERS: dict[str, Callable[[Any], str]] = {}
+
+
+def renders(*names: str):
+    """Register the decorated function as the text of results whose class is one of ``names``."""
+    def add(fn):
+        for name in names:
+            RENDERERS[name] = fn
+        return fn
+    return add
+
+
+def renderer_for(cls: type) -> Callable[[Any], str] | None:
+    return next((RENDERERS[c.__name__] for c in cls.__mro__ if c.__name__ in RENDERERS), None)
+
+
+def render(result: Any) -> str:
+    fn = renderer_for(type(result))
+    return fn(result) if fn else str(result)
+
+
+def format_size(n: float) -> str:
+    """``512 B``, ``3.1 KiB``, ``248.0 MiB``, ``2.0 GiB``: the one way sizes are printed."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+# ---------------------------------------------------------------- runs
+@renders("RunSummary")
+def summary_line(s) -> str:
+    """The one line every run ends with (and the worker logs)."""
+    dropped = "".join(f", {n} {why}" for why, n in s.dropped().items() if n)
+    return (
+        f"{s.action}: {s.files} files, {s.bytes} bytes, {s.turns} turns, "
+        f"{s.memories_added} memories added, {s.memories_duplicate} skipped as duplicate{dropped}, "
+        f"{s.llm_calls} LLM calls, {s.tokens} tokens, {s.seconds:.2f} s"
+    )
+
+
+def set_aside_note(s) -> str:
+    """A second line when chunks are set aside, so a cron log shows it (empty otherwise)."""
+    n = s.counters.get("chunks_waiting", 0)
+    if not n:
+        return ""
+    return (f"{_plural(n, 'chunk')} set aside, their turns not committed: see `distill status`, "
+            "then `distill retry` (or `distill retry --drop`)")
+
+
+def _summary_lines(s) -> str:
+    return "\n".join(filter(None, [summary_line(s), set_aside_note(s)]))
+
+
+@renders("StepResult")
+def _step(r) -> str:
+    return _summary_lines(r.summary)
+
+
+@renders("DistillOutput")
+def _distill_output(r) -> str:
+    text = _summary_lines(r)
+    if r.action == "distilled" and r.batch_file:
+        text += f"\nnext: distill commit --batch-file {r.batch_file}"
+    return text
+
+
+@renders("RetryOutput")
+def _retry_output(r) -> str:
+    if r.action == "noop":
+        return "no set-aside chunks: nothing to retry"
+    return _summary_lines(r)
+
+
+@renders("BatchResult")
+def _batch(r) -> str:
+    lines = [summary_line(r.summary)]
+    if r.batchFile:
+        lines.append(f"batch file: {r.batchFile}")
+    others = [f for f in r.batchFiles if f != r.batchFile]
+    if others:
+        lines.append("pending batch files (distill them, then `distill commit --batch-file F`):")
+        lines += [f"  {f}" for f in others]
+    for bid in r.released:
+        lines.append(f"released pending batch {bid}: its file is gone")
+    lines += [f"warning: {e}" for e in r.errors]
+    return "\n".join(lines)
+
+
+@renders("InitResult")
+def _init(r) -> str:
+    return (f"init: {r.markedFiles} files marked read to their end ({r.markedBytes} bytes skipped); "
+            f"{r.trackedFiles} files tracked in {r.cursorPath}")
+
+
+@renders("StatusResult")
+def _status(r) -> str:
+    out = [f"cursor: {r.cursorPath} ({len(r.files)} files)"]
+    if r.lastRun:
+        when = dt.datetime.fromtimestamp(r.lastRun.atMs / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        out.append(f"last run: {when}: {summary_line(r.lastRun.summary)}")
+    else:
+        out.append("last run: never")
+    out.append("pending batches: " + (", ".join(r.pendingBatches) if r.pendingBatches else "none"))
+    if r.setAside:
+        out.append(f"set-aside chunks: {len(r.setAside)} (`distill retry` tries them again, "
+                   "`distill retry --drop` gives them up)")
+    for c in r.setAside:
+        spans = "; ".join(f"{p} bytes {a}-{b}" for p, a, b in c.ranges)
+        out.append(f"  {os.path.basename(c.batchFile)} chunk {c.chunk} (agent {c.agentId}, "
+                   f"{_plural(c.attempts, 'attempt')}): {c.error}")
+        out.append(f"    holds {spans}")
+    for a in r.agents:
+        out.append(f"agent {a.agentId}: {a.files} files, {format_size(a.behind)} behind"
+                   + (f", pending {', '.join(a.pending)}" if a.pending else ""))
+        for f in r.files:
+            if f.agentId == a.agentId and (f.behind or f.pending or f.state not in ("tracked",)):
+                extra = f" [pending {', '.join(f.pending)}]" if f.pending else ""
+                out.append(f"  {f.path}: {format_size(f.behind)} behind, {f.state}{extra}")
+    return "\n".join(out)
+
+
+@renders("BackfillReport")
+def _backfill(r) -> str:
+    if r.action == "dry-run":
+        lines = [f"would read {_plural(len(r.todo), 'file')}, {format_size(r.bytes)}:"]
+        lines += [f"  {t.agent:<20} {format_size(t.bytes):>10}  {t.path}  [{t.start}, {t.stop})" for t in r.todo[:50]]
+        if len(r.todo) > 50:
+            lines.append(f"  … and {len(r.todo) - 50} more")
+        e = r.estimate
+        if e is None:
+            from ..backfill import Estimate
+
+            e = Estimate()
+        calls = (f"{e.llm_calls} LLM calls, about {e.tokens:,} tokens sent and at most "
+                 f"{e.output_tokens_max:,} answer tokens ({e.provider})" if e.provider != "rules"
+                 else "0 LLM calls, 0 tokens (the rules provider runs offline)")
+        lines.append(f"estimate: {e.turns} turns, {e.chunks} chunks, {calls}; nothing was spent")
+        return "\n".join(lines)
+    if r.action == "noop":
+        return "nothing to backfill: every selected file is read up to where the main cursor stood"
+    if r.summary is None:
+        from ..summary import RunSummary
+
+        return summary_line(RunSummary())
+    return summary_line(r.summary)
+
+
+@renders("Queued")
+def _queued(task) -> str:
+    from ..enqueue import human_line
+
+    return human_line(task)
+
+
+@renders("Plan")
+def _hook_plan(p) -> str:
+    if p.dry_run:
+        head = p.diff or f"{p.action} {p.agent}: nothing to change"
+        return "\n".join([head.rstrip("\n"), *(f"note: {n}" for n in p.notes)])
+    verb = "installed" if p.action == "install" else "uninstalled"
+    lines = [f"{verb} {p.agent}: " + (", ".join(p.changed) if p.changed else f"nothing to change (already {verb})")]
+    lines += [f"  backup: {b}" for b in p.backups]
+    lines += [f"note: {n}" for n in p.notes]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- memories
+def _day(ms: int) -> str:
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).strftime("%Y-%m-%d")
+
+
+def _when(ms) -> str:
+    try:
+        return dt.datetime.fromtimestamp(int(ms) / 1000, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    except (TypeError, ValueError, OverflowError, OSError):
+        return "?"
+
+
+def memory_line(m: dict) -> str:
+    """One memory on one line: short id, category and scope, the first line of its text, its day."""
+    text = m.get("text") or ""
+    first = text.splitlines()[0] if text else ""
+    if len(first) > 100:
+        first = first[:97] + "..."
+    return f"[{m['id'][:8]}] [{m['category']}:{m['scope']}] {first} ({_day(m['timestamp'])})"
+
+
+def memory_full(m: dict) -> str:
+    """A memory in full: its text, then where it came from (files, byte ranges, sessions, entry
+    ids, when it was first and last seen, how often)."""
+    from ..store.search import provenance_of
+
+    p = provenance_of(m.get("metadata") or {})
+    lines = [f"{m['id']}  [{m['category']}:{m['scope']}]  importance {m['importance']:.2f}  stored {_when(m['timestamp'])}",
+             *(f"  {line}" for line in m["text"].splitlines())]
+    seen = f"seen {p['seen_count']}x"
+    if p["first_seen"]:
+        seen += f", first {_when(p['first_seen'])}, last {_when(p['last_seen'])}"
+    lines.append(f"  -- {seen}; agent {', '.join(p['agents']) or 'unknown'}")
+    for label, key in (("session", "sessions"), ("entry ids", "entry_ids")):
+        if p[key]:
+            lines.append(f"  -- {label}: {', '.join(map(str, p[key]))}")
+    ranges: dict[str, list[str]] = {}
+    for r in p["ranges"]:
+        if isinstance(r, dict) and r.get("file"):
+            ranges.setdefault(str(r["file"]), []).append(f"[{r.get('start')}, {r.get('end')})")
+    for f in p["files"]:
+        ranges.setdefault(str(f), [])
+    for f, spans in ranges.items():
+        lines.append(f"  -- file: {f}" + (f" bytes {' '.join(spans)}" if spans else ""))
+    return "\n".join(lines)
+
+
+def _rows_dicts(rows) -> list[dict]:
+    from ..store.models import MemoryRow
+
+    return [MemoryRow(**m).model_dump() for m in rows]
+
+
+@renders("MemoryRow")
+def _memory_row(row) -> str:
+    return memory_line(row.model_dump())
+
+
+@renders("MemoryHit")
+def _memory_hit(hit) -> str:
+    return f"{hit.score:.3f} {memory_line(hit.model_dump())}"
+
+
+@renders("RowsResult")
+def _rows(r) -> str:
+    if not r.memories:
+        return "no memories match"
+    rows = _rows_dicts(r.memories)
+    if r.full:
+        return "\n\n".join(memory_full(m) for m in rows)
+    return "\n".join(memory_line(m) for m in rows)
+
+
+@renders("SearchResult")
+def _search(r) -> str:
+    if not r.memories:
+        if r.floor is None:
+            return "no memories match"
+        return (f"nothing relevant to {r.query!r} (no memory scored {r.floor:.0%} or more); "
+                "try other words, or --mode vector for the nearest memories anyway")
+    lines = []
+    for m, row in zip(r.memories, _rows_dicts(r.memories)):
+        score = f"{m['score']:4.0%}" if r.mode == "hybrid" else f"{m['score']:.3f}"
+        lines.append(f"{score}  {memory_line(row)}")
+    return "\n".join(lines)
+
+
+@renders("ShowResult")
+def _show(r) -> str:
+    return memory_full(_rows_dicts([r.memory])[0])
+
+
+@renders("ForgetResult")
+def _forget(r) -> str:
+    return f"forgot {r.forgotten['id']}: {r.forgotten['text'].splitlines()[0][:100]}"
+
+
+@renders("ExportResult")
+def _export(r) -> str:
+    if r.output is None:
+        from ..store.interchange import dumps
+
+        return dumps(r.document)
+    return f"exported {r.count} memories to {r.output}"
+
+
+@renders("CompactResult")
+def _compact(r) -> str:
+    return (f"compacted: {format_size(r.size_bytes_before)} -> {format_size(r.size_bytes_after)} "
+            f"(version {r.version})")
+
+
+@renders("StoreStats")
+def _stats(s) -> str:
+    return "\n".join([
+        f"{s.total} memories in {s.db} (table {s.table}, {s.vector_dim}-d vectors, "
+        f"embedder {s.embedder}, {format_size(s.size_bytes)} on disk, version {s.version})",
+        "by scope:",
+        *(f"  {k}: {v}" for k, v in sorted(s.by_scope.items())),
+        "by category:",
+        *(f"  {k}: {v}" for k, v in sorted(s.by_category.items())),
+    ])
+
+
+@renders("ImportReport")
+def _import(r) -> str:
+    verb = "would add" if r.dry_run else "added"
+    text = (f"import{' (dry run, nothing written)' if r.dry_run else ''}: {r.total} entries, "
+            f"{r.added} {verb}, {r.duplicate} duplicate, {r.invalid} invalid")
+    return "\n".join([text, *(f"  skipped: {e}" for e in r.errors[:20])])
+
+
+@renders("ReembedReport")
+def _reembed(r) -> str:
+    return (f"re-embedded {r.rows} memories: {r.old_embedder} ({r.old_dim}-d) -> "
+            f"{r.new_embedder} ({r.new_dim}-d); the old table is kept as {r.backup_table}")
+
+
+@renders("DoctorReport")
+def _doctor(r) -> str:
+    from ..store.doctor import PINNED_CLIENT
+
+    return "\n".join([
+        f"table {r.table} in {r.db}: {r.rows} rows, version {r.version}",
+        f"file format: {r.file_format or 'no data files yet'}"
+        + (f" (older files on disk: {', '.join(f for f in r.file_formats_on_disk if f != r.file_format)})"
+           if len(r.file_formats_on_disk) > 1 else ""),
+        f"vectors: {r.vector_dim}-d; recorded embedder: {r.recorded_embedder or 'none recorded'}; "
+        f"distill embeds with: {r.embedder or 'nothing that fits'}",
+        "indexes:" if r.indexes else "indexes: none",
+        *(f"  {i.name}: {i.type} on {', '.join(i.columns)}"
+          + (f", tokenizer {i.tokenizer}" if i.tokenizer else "")
+          + (f", index format {i.index_version}" if i.index_version is not None else "")
+          + f", made by {i.made_by}" for i in r.indexes),
+        f"memory-lancedb-pro ({PINNED_CLIENT}) can read it: {'yes' if r.pinned_client_reads else 'NO'}",
+        *(f"- {a}" for a in r.advice),
+    ])
+
+
+@renders("MigrateReport")
+def _migrate(r) -> str:
+    return (f"rewrote {r.rows} memories from Lance {r.old_format} to {r.new_format} "
+            f"(version {r.version}); the old table is kept as {r.backup_table}")
+
+
+@renders("Scores")
+def _scores(s) -> str:
+    return f"precision {s.precision:.3f}  recall {s.recall:.3f}  (n={s.pairs}, tp={s.tp} fp={s.fp} fn={s.fn})"
