@@ -3,8 +3,8 @@
 It runs at every session end, so it imports neither pydantic nor anything heavy: the settings
 come from :mod:`distill.settings.hook` (falling back to the full model only when that reader
 cannot decide), the checks from :mod:`distill.roots`, and the task is written with
-:mod:`distill.atomic`. The task's shape is :class:`distill.queue.Task`; the worker validates
-every file it reads against that model, and the tests check this writer matches it.
+:mod:`distill.atomic`. The task's shape is :mod:`distill.task`, from which the worker's model
+(:class:`distill.queue.Task`) is built too.
 """
 
 from __future__ import annotations
@@ -13,30 +13,14 @@ import os
 import sys
 import time
 
-from .errors import DistillError
+from .cli.exitcodes import exit_code_of
+from .errors import DistillError, InvalidTask
 from .settings.hook import HookConfig, load_hook_config
-from .roots import InvalidTask, check_session_file
+from .roots import check_session_file
+from .task import KINDS, new_task, task_filename
 
-KINDS = ("session_end", "tail", "backfill")
 GLOBAL_VALUE_FLAGS = ("--state-dir", "--agents-dir", "--db")
 HOOK_JSON_KEYS = ("transcript_path", "session_file", "sessionFile", "path")
-
-
-def task_filename(created_ms: int, task_id: str) -> str:
-    """Names sort oldest first, so the inbox is served in arrival order."""
-    return f"{created_ms:013d}-{task_id}.json"
-
-
-def new_task(agent_id: str, session_file: str, kind: str) -> dict:
-    return {
-        "id": os.urandom(8).hex(),
-        "kind": kind,
-        "agent_id": agent_id,
-        "session_file": session_file,
-        "created_at_ms": int(time.time() * 1000),
-        "attempts": 0,
-        "not_before_ms": 0,
-    }
 
 
 def enqueue(cfg: HookConfig, agent_id: str, session_file: str, kind: str = "session_end") -> dict:
@@ -168,7 +152,7 @@ def fast_main(argv: list[str]) -> int | None:
 
             print(json.dumps({"error": str(exc), "kind": type(exc).__name__}))
         print(f"distill: error: {exc}", file=sys.stderr)
-        return exc.exit_code
+        return exit_code_of(exc)
     if as_json:
         import json
 

@@ -1,26 +1,34 @@
-"""Errors a user can act on.
+"""Errors a user can act on: every class the program raises on purpose lives here.
 
 Every error names what failed, which file or setting, and what to do. The CLI prints
-``str(err)`` and exits with ``exit_code``; nothing else needs a traceback.
+``str(err)``; nothing else needs a traceback. Exit codes are the CLI's business, mapped in
+:mod:`distill.cli.exitcodes` (not on the classes). The tree::
+
+    DistillError                 a problem the user can fix
+    ├── ConfigError              a setting is missing or invalid
+    ├── LockBusy                 another process holds a lock this command needs
+    ├── TransientError           may succeed later (408/429/5xx, timeout, reset)
+    │   └── MapFailed            some chunks gave no usable answer
+    ├── PermanentError           retrying cannot fix it (400/401/403)
+    ├── BudgetExceeded           the token budget would be exceeded
+    ├── SchemaMismatch           a table or file has the wrong shape
+    ├── InvalidTask              a task names something it may not; never retried
+    │   └── SessionGone          the task's file no longer exists
+    ├── UnknownFormat            a transcript of no known format
+    └── StoreFailed              the store raised something not ours
 """
 
 
 class DistillError(Exception):
-    """Base class: a problem the user can fix. ``exit_code`` is what the CLI returns."""
-
-    exit_code = 1
+    """Base class: a problem the user can fix."""
 
 
 class ConfigError(DistillError):
     """A setting is missing or invalid; the message names the setting."""
 
-    exit_code = 2
-
 
 class LockBusy(DistillError):
     """Another process holds a lock this command needs."""
-
-    exit_code = 75  # EX_TEMPFAIL: cron may simply try again later
 
 
 class TransientError(DistillError):
@@ -29,6 +37,10 @@ class TransientError(DistillError):
     def __init__(self, message: str, retry_after: float | None = None):
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class MapFailed(TransientError):
+    """Some chunks gave no usable answer; nothing from them is committed."""
 
 
 class PermanentError(DistillError):
@@ -41,3 +53,19 @@ class BudgetExceeded(DistillError):
 
 class SchemaMismatch(DistillError):
     """An existing table or file does not have the shape this code needs."""
+
+
+class InvalidTask(DistillError):
+    """A task (or the enqueue call making one) names something it may not: never retried."""
+
+
+class SessionGone(InvalidTask):
+    """The task's file no longer exists (deleted, or renamed to an archive since it was queued)."""
+
+
+class UnknownFormat(DistillError):
+    """A transcript whose first line matches none of the known formats."""
+
+
+class StoreFailed(DistillError):
+    """The store raised something that is not one of our errors (disk, LanceDB, embedder)."""

@@ -32,20 +32,16 @@ from .batch import Batch, BatchProgress, ChunkState
 from .budget import TokenBudget
 from .config import Settings
 from .distiller.chunking import Chunk, chunk_batch
-from .distiller.mapper import ChunkResult, MapFailed, Mapper
+from .distiller.mapper import ChunkResult, Mapper
 from .distiller.prompts import PROMPT_VERSION
 from .distiller.reduce import Memory, reduce_candidates
 from .distiller.schema import Candidate
-from .errors import ConfigError, DistillError, LockBusy, SchemaMismatch, TransientError
+from .errors import ConfigError, DistillError, LockBusy, MapFailed, SchemaMismatch, StoreFailed, TransientError
 from .lock import FileLock
 from .summary import RunSummary
 
 MAX_BATCHES_PER_RUN = 1000
 Progress = Callable[[str, int, int], None]  # (stage: "map" | "store" | "commit", done, total)
-
-
-class StoreFailed(DistillError):
-    """The store raised something that is not one of our errors (disk, LanceDB, embedder)."""
 
 
 @dataclass

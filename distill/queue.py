@@ -7,8 +7,8 @@ to the inbox (:meth:`Queue.recover`). Task files are untrusted input: each one i
 here (:class:`Task`) and, for its path and agent, by :mod:`distill.roots`; a file that fails
 goes to ``failed/`` with the reason and never stops the worker.
 
-``distill enqueue`` writes tasks without this module (it must not import pydantic); its
-writer, :func:`distill.enqueue.new_task`, produces exactly this model's fields.
+The task's fields are defined once, in :mod:`distill.task` (stdlib: ``distill enqueue`` writes
+tasks without pydantic); :class:`Task` is built from that table.
 """
 
 from __future__ import annotations
@@ -20,29 +20,24 @@ from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from .atomic import fsync_dir, write_json
-from .enqueue import task_filename
+from .task import FIELDS, REQUIRED, task_filename
 
 FOLDERS = ("inbox", "processing", "done", "failed")
 MAX_TASK_BYTES = 64 * 1024  # a real task is ~250 bytes; anything huge is not one
 RAW_KEPT = 2000
 
 
-class Task(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+def _field(kind: Any, default: Any, rules: dict) -> tuple[Any, Any]:
+    rules = dict(rules)
+    choices = rules.pop("choices", None)
+    return (Literal[choices] if choices else kind), Field(... if default is REQUIRED else default, **rules)
 
-    id: str = Field(pattern=r"^[0-9a-f]{8,64}$")
-    kind: Literal["session_end", "tail", "backfill"]
-    agent_id: str
-    session_file: str
-    created_at_ms: int
-    attempts: int = Field(default=0, ge=0)
-    not_before_ms: int = 0
-    error: str | None = None
-    stats: dict[str, Any] | None = None
-    finished_at_ms: int | None = None
+
+Task = create_model("Task", __config__=ConfigDict(extra="forbid"),
+                    **{name: _field(*spec) for name, spec in FIELDS.items()})  # type: ignore[call-overload]
 
 
 class Entry(BaseModel):

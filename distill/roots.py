@@ -12,19 +12,9 @@ from __future__ import annotations
 
 import os
 
-from .errors import DistillError
+from .errors import InvalidTask, SessionGone
 from .settings.core import agent_refusal
 from .settings.hook import HookConfig
-
-
-class InvalidTask(DistillError):
-    """A task (or the enqueue call making one) names something it may not: never retried."""
-
-    exit_code = 65  # EX_DATAERR
-
-
-class SessionGone(InvalidTask):
-    """The task's file no longer exists (deleted, or renamed to an archive since it was queued)."""
 
 
 def check_agent(cfg: HookConfig, agent_id: str) -> None:

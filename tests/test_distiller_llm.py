@@ -11,7 +11,7 @@ import pytest
 from distill.config import load_settings
 from distill.errors import BudgetExceeded, PermanentError, TransientError
 from distill.llm.base import get_provider
-from distill.distiller.mapper import MapFailed
+from distill.errors import MapFailed
 from distill.pipeline import distill_batch
 from distill.budget import TokenBudget
 from tests.fakes import FakeGemini, FakeOpenAI

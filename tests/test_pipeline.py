@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from distill.batch import create_batch, pending_batches
-from distill.pipeline import StoreFailed, distill_batch_file, run_distill
+from distill.errors import StoreFailed
+from distill.pipeline import distill_batch_file, run_distill
 from tests.pipeline_helpers import EN, ZH, cursor_state, settings, stored, write_session
 
 

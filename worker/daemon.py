@@ -24,7 +24,6 @@ log = logging.getLogger("distill-worker")
 
 GRACE_S = 7.0  # the whole shutdown stays within 10 s (systemd's default TimeoutStopSec is 90)
 IDLE_RESCAN_S = 30.0  # rescan the inbox even without events: a missed event only delays a task
-EXIT_BUSY = 75
 
 
 class Daemon:
@@ -50,6 +49,7 @@ class Daemon:
 
     # --- lifecycle
     def run(self) -> int:
+        from distill.cli.exitcodes import exit_code_of
         from distill.errors import LockBusy
         from distill.lock import FileLock
 
@@ -58,7 +58,7 @@ class Daemon:
             lock.acquire(timeout=0)
         except LockBusy as exc:
             print(f"distill-worker: another worker already serves {self.settings.state_dir}: {exc}", file=sys.stderr)
-            return EXIT_BUSY
+            return exit_code_of(exc)
         try:
             return self._run()
         finally:
@@ -191,7 +191,8 @@ class Daemon:
         if self.watcher is None or not self.settings.worker_watch_sources:
             return
         from distill.enqueue import enqueue
-        from distill.roots import InvalidTask, owner_of
+        from distill.errors import InvalidTask
+        from distill.roots import owner_of
 
         for path in self.watcher.due(self.settings.worker_quiet_seconds):
             agent = owner_of(self.loop.cfg, path)
@@ -235,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     setup_logging(args.verbose)
     from distill.config import load_settings
+    from distill.cli.exitcodes import exit_code_of
     from distill.errors import DistillError
 
     try:
@@ -242,4 +244,4 @@ def main(argv: list[str] | None = None) -> int:
         return Daemon(settings, once=args.once).run()
     except DistillError as exc:
         print(f"distill-worker: error: {exc}", file=sys.stderr)
-        return exc.exit_code
+        return exit_code_of(exc)

@@ -29,7 +29,8 @@ from distill.config import Settings
 from distill.errors import BudgetExceeded, DistillError, LockBusy, TransientError
 from distill.settings.hook import HookConfig
 from distill.queue import Entry, Queue, Task, now_ms
-from distill.roots import InvalidTask, SessionGone, check_session_file
+from distill.errors import InvalidTask, SessionGone
+from distill.roots import check_session_file
 from distill.summary import RunSummary
 
 log = logging.getLogger("distill-worker")

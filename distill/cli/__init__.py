@@ -119,7 +119,9 @@ def main(argv: list[str] | None = None) -> int:
 
             sys.stdout.write(orjson.dumps({"error": str(exc), "kind": type(exc).__name__}).decode() + "\n")
         print(f"distill: error: {exc}", file=sys.stderr)
-        return exc.exit_code
+        from .exitcodes import exit_code_of
+
+        return exit_code_of(exc)
     except KeyboardInterrupt:
         print("distill: interrupted; nothing was committed past what is stored", file=sys.stderr)
         return 130

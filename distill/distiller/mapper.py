@@ -33,10 +33,6 @@ from .validate import validate_chunk
 _FENCE_RE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
-class MapFailed(TransientError):
-    """Some chunks gave no usable answer; nothing from them is committed."""
-
-
 class NotJSON(ValueError):
     """The answer does not parse (as opposed to parsing into the wrong shape)."""
 

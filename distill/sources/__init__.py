@@ -29,7 +29,6 @@ __all__ = [
     "SourceParser",
     "Turn",
     "TurnLimits",
-    "UnknownFormat",
     "detect_format",
     "get_format",
     "is_archive_name",
@@ -59,7 +58,7 @@ def _load() -> dict[str, SourceFormat]:
 def __getattr__(name: str) -> Any:
     if name == "FORMATS":
         return _load()
-    if name in ("ParseCounters", "SourceFormat", "SourceParser", "Turn", "TurnLimits", "UnknownFormat"):
+    if name in ("ParseCounters", "SourceFormat", "SourceParser", "Turn", "TurnLimits"):
         from . import base
 
         return getattr(base, name)
@@ -85,7 +84,7 @@ def detect_format(first_line: bytes, path: str) -> SourceFormat:
     for name in _DETECT_ORDER:
         if formats[name].detect(first_line):
             return formats[name]
-    from .base import UnknownFormat
+    from ..errors import UnknownFormat
 
     shown = first_line[:120].decode("utf-8", errors="replace").rstrip()
     more = "…" if len(first_line) > 120 else ""

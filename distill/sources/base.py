@@ -20,7 +20,6 @@ import orjson
 from pydantic import BaseModel
 
 from ..envelopes import Author, attribute
-from ..errors import DistillError
 from ..noise import clip, is_noise, strip_injected
 from ..redact import redact
 
@@ -61,10 +60,6 @@ class TurnLimits(BaseModel):
     @classmethod
     def from_settings(cls, settings: Settings) -> TurnLimits:
         return cls(max_turn_chars=settings.max_turn_chars, max_tool_trace_chars=settings.max_tool_trace_chars)
-
-
-class UnknownFormat(DistillError):
-    """A transcript whose first line matches none of the known formats."""
 
 
 class SourceParser(Protocol):
