@@ -169,7 +169,7 @@ class Memories:
 
     def list_facts(self, scope: str | None = None, category: Category | None = None, since: str | None = None,
                    limit: int = 20) -> FactList:
-        from .cli.memories import parse_since
+        from .store.search import parse_since
         from .errors import DistillError
 
         try:

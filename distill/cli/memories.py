@@ -7,9 +7,6 @@ handlers.
 from __future__ import annotations
 
 import argparse
-import re
-import time
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +120,8 @@ class CompactResult(BaseModel):
 
 # ---------------------------------------------------------------- handlers
 def handle_list(settings, args) -> RowsResult:
+    from ..store.search import parse_since
+
     rows = _open(settings, embeds=False, read_only=True).list(scope=args.scope, category=args.category,
                                 since_ms=parse_since(args.since), limit=args.limit)
     return RowsResult(count=len(rows), memories=[r.model_dump() for r in rows], full=args.full)
@@ -212,24 +211,3 @@ def handle_migrate(settings, args):
     from ..store.doctor import migrate
 
     return migrate(settings)
-
-
-_RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([dhm])$")
-
-
-def parse_since(value: str | None) -> int | None:
-    """``YYYY-MM-DD`` / ISO time (UTC unless given) / ``7d``, ``12h``, ``30m`` ago → Unix ms."""
-    if value is None:
-        return None
-    value = value.strip()
-    m = _RELATIVE.match(value)
-    if m:
-        seconds = float(m.group(1)) * {"d": 86400, "h": 3600, "m": 60}[m.group(2)]
-        return int((time.time() - seconds) * 1000)
-    try:
-        when = datetime.fromisoformat(value)
-    except ValueError:
-        raise ConfigError(f"--since {value!r}: use YYYY-MM-DD, an ISO time, or 7d / 12h / 30m") from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return int(when.timestamp() * 1000)

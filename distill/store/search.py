@@ -20,11 +20,14 @@ and are reported on its held-out half by ``tests/bench/bench_relevance.py``.
 from __future__ import annotations
 
 import re
+import time
 import unicodedata
+from datetime import datetime, timezone
 from typing import Any, Literal
 
 import numpy as np
 
+from ..errors import ConfigError
 from .models import CATEGORIES, MemoryHit, check_scope
 from .provenance import parse
 from .table import as_ms
@@ -55,6 +58,27 @@ def where_clause(scope: str | list[str] | None = None, category: str | None = No
         value = f"{float(int(since_ms))}" if ts_is_float else str(int(since_ms))
         parts.append(f"timestamp >= {value}")
     return " AND ".join(parts) or None
+
+
+_RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([dhm])$")
+
+
+def parse_since(value: str | None) -> int | None:
+    """``YYYY-MM-DD`` / ISO time (UTC unless given) / ``7d``, ``12h``, ``30m`` ago → Unix ms."""
+    if value is None:
+        return None
+    value = value.strip()
+    m = _RELATIVE.match(value)
+    if m:
+        seconds = float(m.group(1)) * {"d": 86400, "h": 3600, "m": 60}[m.group(2)]
+        return int((time.time() - seconds) * 1000)
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        raise ConfigError(f"--since {value!r}: use YYYY-MM-DD, an ISO time, or 7d / 12h / 30m") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return int(when.timestamp() * 1000)
 
 
 def to_hit(row: dict[str, Any], score: float, source: str) -> MemoryHit:
