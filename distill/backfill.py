@@ -100,8 +100,8 @@ def parse_when(value: str | None, *, end_of_day: bool = False) -> float | None:
 
 def record_limits(settings: Settings) -> dict[str, int]:
     """Limits per file: kept from earlier backfills, added for files met for the first time."""
-    from .batch import state_lock
-    from .cursor import Cursor
+    from .tails.ledger import state_lock
+    from .tails.cursor import Cursor
 
     path = plan_path(settings)
     limits: dict[str, int] = {}
@@ -130,8 +130,8 @@ def _save_plan(settings: Settings, limits: dict[str, int]) -> None:
 
 def select(settings: Settings, limits: dict[str, int], *, agent: str | None, since: float | None,
            until: float | None) -> list[FileTodo]:
-    from .cursor import Cursor
-    from .discover import discover
+    from .tails.cursor import Cursor
+    from .tails.discover import discover
 
     from .sources import is_archived_session
 
@@ -157,13 +157,13 @@ def select(settings: Settings, limits: dict[str, int], *, agent: str | None, sin
 
 def estimate(settings: Settings, todo: list[FileTodo]) -> Estimate:
     """Parse the bytes a run would read and chunk them as the distiller would; spend nothing."""
-    from .batch import BatchAgent, BatchMessage
+    from .tails.ledger import BatchAgent, BatchMessage
     from .distiller.chunking import chunk_batch
     from .distiller.prompts import call_tokens
     from .distiller.schema import output_token_cap
     from .sources import detect_format
     from .sources.base import TurnLimits
-    from .tail import TailReader
+    from .tails.reader import TailReader
 
     limits = TurnLimits.from_settings(settings)
     counters: Counter = Counter()
@@ -247,7 +247,7 @@ def run_backfill(settings: Settings, *, agent: str | None = None, since: str | N
 
 
 def _has_pending(settings: Settings) -> bool:
-    from .batch import pending_batches
+    from .tails.ledger import pending_batches
 
     return bool(pending_batches(settings, cursor_path=cursor_path(settings)))
 
@@ -274,7 +274,7 @@ class _CursorWatch:
         self._emit(files, done, memories)
 
     def _done(self) -> tuple[int, int]:
-        from .cursor import Cursor
+        from .tails.cursor import Cursor
 
         try:
             files = Cursor.load(self.path).files

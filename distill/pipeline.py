@@ -1,7 +1,7 @@
 """The whole path in one call: tails → batch → map → reduce → store → commit.
 
 Invariant served: a byte range is committed only after every memory drawn from it is in the
-store. Progress is kept per chunk, beside the batch (:class:`~distill.batch.BatchProgress`):
+store. Progress is kept per chunk, beside the batch (:class:`~distill.tails.ledger.BatchProgress`):
 each chunk's validated candidates are written as soon as it is mapped, marked stored once its
 memories are in the store, and a rerun maps only the chunks that never finished. A chunk that
 fails (its answer unusable after a second try, or the provider still failing after the retry
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .batch import Batch, BatchProgress, ChunkState
+from .tails.ledger import Batch, BatchProgress, ChunkState
 from .budget import TokenBudget
 from .config import Settings
 from .distiller.chunking import Chunk, chunk_batch
@@ -195,7 +195,7 @@ def batch_summary(batch: Batch) -> RunSummary:
 
 def _process(settings: Settings, path: Path, *, provider: Any, budget: TokenBudget | None, commit: bool,
              progress: Progress | None, retry_failed: bool = False, drop_failed: bool = False) -> RunSummary:
-    from .batch import commit_partial, load_batch
+    from .tails.ledger import commit_partial, load_batch
 
     lock_path = path.with_name(f".{path.stem}.distill.lock")
     try:
@@ -290,7 +290,7 @@ def run_distill(settings: Settings, *, only_files: set[Path] | None = None,
                 cursor_path: Path | None = None, read_limit: Callable[[str], int | None] | None = None,
                 progress: Progress | None = None) -> RunSummary:
     """Retry pending batches, then cut and distil new ones until the tails are drained."""
-    from .batch import create_batch, pending_batches, record_last_run
+    from .tails.ledger import create_batch, pending_batches, record_last_run
     from .llm.base import get_provider
 
     started = time.monotonic()
@@ -330,7 +330,7 @@ def run_distill(settings: Settings, *, only_files: set[Path] | None = None,
 
 def set_aside_batches(settings: Settings, cursor_path: Path | None = None) -> list[Path]:
     """Pending batches with chunks set aside (read-only)."""
-    from .batch import pending_batches
+    from .tails.ledger import pending_batches
 
     out = []
     for path in pending_batches(settings, cursor_path=cursor_path):

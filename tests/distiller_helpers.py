@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from distill.batch import Batch, BatchAgent, BatchMessage, FileRange
+from distill.tails.ledger import Batch, BatchAgent, BatchMessage, FileRange
 
 
 def messages(turns: list[tuple[str, str]], *, agent: str = "main", session: str = "s1",

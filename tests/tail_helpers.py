@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from distill.batch import Batch, BatchResult, create_batch, load_batch
+from distill.tails.ledger import Batch, BatchResult, create_batch, load_batch
 from distill.config import Settings, load_settings
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from distill.batch import create_batch
+from distill.tails.ledger import create_batch
 from distill.config import load_settings
 
 from tests.quality_set import write_item

@@ -16,7 +16,7 @@ import pytest
 
 from distill.backfill import progress_printer, run_backfill
 from distill.config import load_settings
-from distill.cursor import Cursor
+from distill.tails.cursor import Cursor
 from distill.lock import FileLock
 from distill.pipeline import run_distill
 from tests.fakes import FakeOpenAI

@@ -16,7 +16,7 @@ import threading
 import time
 from pathlib import Path
 
-from distill.batch import commit_batch, create_batch, load_batch, pending_batches
+from distill.tails.ledger import commit_batch, create_batch, load_batch, pending_batches
 
 from tail_helpers import ROOT, fact, header, msg, settings_for
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from distill.cursor import Cursor, SeenTurns, new_entry, turn_digest
+from distill.tails.cursor import Cursor, SeenTurns, new_entry, turn_digest
 from distill.errors import SchemaMismatch
 
 from tail_helpers import cli, fact, header, msg, session, settings_for

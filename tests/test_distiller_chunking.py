@@ -1,4 +1,4 @@
-from distill.batch import BatchAgent
+from distill.tails.ledger import BatchAgent
 from distill.distiller.chunking import chunk_agent, estimate_tokens
 from distill.distiller.prompts import map_prompt
 
@@ -48,7 +48,7 @@ def test_turn_ids_map_back_and_transcript_is_delimited():
 
 
 def test_render_names_authors_shortens_traces_and_sends_repeats_once():
-    from distill.batch import BatchMessage
+    from distill.tails.ledger import BatchMessage
     from distill.distiller.chunking import Chunk
 
     def msg(i, role, author, text):
@@ -69,7 +69,7 @@ def test_render_names_authors_shortens_traces_and_sends_repeats_once():
 
 
 def test_acknowledgements_and_narration_are_not_sent_but_their_ids_stay():
-    from distill.batch import BatchMessage
+    from distill.tails.ledger import BatchMessage
     from distill.distiller.chunking import Chunk
 
     def msg(i, author, text):
@@ -91,7 +91,7 @@ def test_acknowledgements_and_narration_are_not_sent_but_their_ids_stay():
 def test_an_acknowledgement_with_a_number_or_code_of_its_own_is_sent():
     """"OK, it's on port 8443." may be the only place the port is said: only acknowledgements
     whose numbers and codes all stand in an earlier turn are left out."""
-    from distill.batch import BatchMessage
+    from distill.tails.ledger import BatchMessage
     from distill.distiller.chunking import Chunk
 
     def msg(i, author, text):

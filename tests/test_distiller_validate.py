@@ -2,7 +2,7 @@
 
 from collections import Counter
 
-from distill.batch import BatchAgent
+from distill.tails.ledger import BatchAgent
 from distill.distiller.chunking import chunk_agent
 from distill.distiller.validate import validate_candidate
 

@@ -60,14 +60,14 @@ def test_a_sessions_folder_in_a_symlink_loop_is_reported_and_every_other_agent_r
 def test_an_unlistable_sessions_folder_keeps_its_cursor_entries(tmp_path, monkeypatch):
     """EACCES cannot be made for real here (tests run as root, who may list anything): the
     listing of one folder is made to fail as it would for another user."""
-    from distill.batch import create_batch, load_batch
+    from distill.tails.ledger import create_batch, load_batch
 
     s = settings_for(tmp_path)
     locked = session(tmp_path, agent="locked")
     locked.write_bytes(header() + msg(fact(1, "locked")))
     good = session(tmp_path, agent="good")
     good.write_bytes(header() + msg(fact(2, "good")))
-    from distill.batch import commit_batch
+    from distill.tails.ledger import commit_batch
     first = create_batch(s)
     commit_batch(s, Path(first.batchFile))
     locked.open("ab").write(msg(fact(3, "locked")))

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from distill.batch import create_batch, pending_batches
+from distill.tails.ledger import create_batch, pending_batches
 from distill.errors import StoreFailed
 from distill.pipeline import distill_batch_file, run_distill
 from tests.pipeline_helpers import EN, ZH, cursor_state, settings, stored, write_session

@@ -10,9 +10,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from distill.batch import pending_batches
+from distill.tails.ledger import pending_batches
 from distill.pipeline import run_distill
-from distill.status import tail_status
+from distill.tails.status import tail_status
 from tests.fakes import FakeOpenAI
 from tests.fakes.openai_server import sent_text
 from tests.pipeline_helpers import EN, cursor_state, settings, stored, write_session
@@ -106,7 +106,7 @@ def test_drop_commits_the_set_aside_ranges_without_memories(tmp_path):
 
 
 def test_a_rerun_maps_only_the_chunks_that_never_finished(tmp_path):
-    from distill.batch import BatchProgress
+    from distill.tails.ledger import BatchProgress
     from distill.errors import PermanentError
 
     turns = [("user", f"Rule {i}: host web-{i} serves port 80{i}0 behind caddy; never restart it by hand.")

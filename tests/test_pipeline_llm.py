@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from distill.batch import pending_batches
+from distill.tails.ledger import pending_batches
 from distill.errors import BudgetExceeded, TransientError
 from distill.pipeline import run_distill
 from tests.fakes import FakeGemini, FakeOpenAI

@@ -4,7 +4,7 @@ miss, and keyword lines that do not mislead."""
 
 import re
 
-from distill.batch import Batch, BatchAgent, BatchMessage, FileRange
+from distill.tails.ledger import Batch, BatchAgent, BatchMessage, FileRange
 from distill.config import load_settings
 from distill.llm.rules import RulesProvider, find_entities, zh_keywords
 from distill.pipeline import distill_batch

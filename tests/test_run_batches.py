@@ -13,8 +13,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from distill.batch import abort_batch, commit_batch, pending_batches
-from distill.cursor import Cursor
+from distill.tails.ledger import abort_batch, commit_batch, pending_batches
+from distill.tails.cursor import Cursor
 from distill.cli.render import render
 from distill.errors import DistillError
 
@@ -416,7 +416,7 @@ def test_rewrite_by_write_then_rename_is_not_distilled_twice(tmp_path):
 
 
 def test_only_files_takes_the_short_path_and_agrees_with_the_full_walk(tmp_path, monkeypatch):
-    import distill.discover
+    import distill.tails.discover
 
     s = settings_for(tmp_path)
     a, c = session(tmp_path, "main", "a"), session(tmp_path, "ops", "c")
@@ -426,8 +426,8 @@ def test_only_files_takes_the_short_path_and_agrees_with_the_full_walk(tmp_path,
     append(a, msg(fact(3)))
     append(c, msg(fact(4)))
     walked = []
-    real = distill.discover.discover
-    monkeypatch.setattr(distill.discover, "discover", lambda *x, **k: walked.append(1) or real(*x, **k))
+    real = distill.tails.discover.discover
+    monkeypatch.setattr(distill.tails.discover, "discover", lambda *x, **k: walked.append(1) or real(*x, **k))
     res, b = run(s, only_files={a})
     assert texts(b) == [fact(3)] and not walked  # no walk over every root
     assert res.summary.counters.get("renamed", 0) == 0  # same path spelling as the full walk

@@ -9,8 +9,8 @@ import sys
 
 import orjson
 
-from distill.batch import load_batch
-from distill.cursor import Cursor
+from distill.tails.ledger import load_batch
+from distill.tails.cursor import Cursor
 from distill.lock import FileLock
 
 from tail_helpers import ROOT, cli, fact, header, msg, session, settings_for

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from distill.tail import TailReader
+from distill.tails.reader import TailReader
 
 
 def read_all(path, start=0, *, max_line=1 << 20, block=1 << 20, skip_first=False, final=False):
@@ -94,7 +94,7 @@ def test_memory_stays_flat_on_a_large_file(tmp_path):
         f.write(b"q" * (50 << 20) + b"\n")
     code = textwrap.dedent(f"""
         import os, resource
-        from distill.tail import TailReader
+        from distill.tails.reader import TailReader
         fd = os.open({str(p)!r}, os.O_RDONLY)
         r = TailReader(fd, 0, os.fstat(fd).st_size, max_line=8 << 20)
         n = sum(1 for _ in r.lines())

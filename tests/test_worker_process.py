@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from distill.config import load_settings
-from distill.cursor import Cursor
+from distill.tails.cursor import Cursor
 from distill.enqueue import enqueue
 from distill.settings.hook import HookConfig
 from tests.fakes import FakeOpenAI

@@ -40,7 +40,7 @@ def register(sub) -> None:
 
 
 def _init(settings, args: argparse.Namespace):
-    from ..startpoint import init_cursor
+    from ..tails.startpoint import init_cursor
 
     return init_cursor(settings)
 
@@ -56,7 +56,7 @@ def _run(settings, args: argparse.Namespace):
                                "installed in this build; run `distill run` and distill the batch yourself") from None
         summary = run_distill(settings)
         return StepResult(action=summary.action, summary=summary)
-    from ..batch import create_batch, record_last_run
+    from ..tails.ledger import create_batch, record_last_run
 
     result = create_batch(settings)
     record_last_run(settings, result.summary, result.batchFile)
@@ -64,20 +64,20 @@ def _run(settings, args: argparse.Namespace):
 
 
 def _commit(settings, args: argparse.Namespace):
-    from ..batch import commit_batch
+    from ..tails.ledger import commit_batch
 
     return StepResult(action="committed", batchFile=str(args.batch_file),
                       summary=commit_batch(settings, args.batch_file))
 
 
 def _abort(settings, args: argparse.Namespace):
-    from ..batch import abort_batch
+    from ..tails.ledger import abort_batch
 
     return StepResult(action="aborted", batchFile=str(args.batch_file),
                       summary=abort_batch(settings, args.batch_file))
 
 
 def _status(settings, args: argparse.Namespace):
-    from ..status import tail_status
+    from ..tails.status import tail_status
 
     return tail_status(settings)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..batch import BatchAgent, BatchMessage
+from ..tails.ledger import BatchAgent, BatchMessage
 
 CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 TURN_OVERHEAD_TOKENS = 3  # "[t12 A] " and the newline

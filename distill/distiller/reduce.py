@@ -14,7 +14,7 @@ from collections import Counter
 
 from pydantic import BaseModel, Field
 
-from ..batch import BatchMessage
+from ..tails.ledger import BatchMessage
 from ..store.dedup import contradictions
 from .schema import CATEGORY_OF_KIND, Candidate
 

@@ -28,7 +28,7 @@ sys.path.insert(0, str(HERE.parent))
 from bench_tail import files_of, make_corpus, settings_for
 
 import distill.redact as current
-from distill.batch import create_batch, load_batch
+from distill.tails.ledger import create_batch, load_batch
 from distill.sources import base
 from tests.data.secrets_corpus import corpus, leaked, ordinary
 

@@ -30,7 +30,7 @@ import orjson
 HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parents[2]))
 
-from distill.batch import commit_batch, create_batch  # noqa: E402
+from distill.tails.ledger import commit_batch, create_batch  # noqa: E402
 from distill.config import load_settings  # noqa: E402
 
 MB = 1 << 20
@@ -186,7 +186,7 @@ def time_run(root: Path, state: Path) -> tuple[float, int, int]:
 
 def time_reader(paths: list[Path]) -> float:
     """The tail reader alone: complete lines out of the files, nothing parsed."""
-    from distill.tail import TailReader
+    from distill.tails.reader import TailReader
 
     t = time.perf_counter()
     for p in paths:
@@ -202,7 +202,7 @@ def time_reader(paths: list[Path]) -> float:
 def time_could_yield(paths: list[Path]) -> float:
     """The reader plus the format's bytes pre-test (``could_yield``) on every line."""
     from distill.sources import get_format
-    from distill.tail import TailReader
+    from distill.tails.reader import TailReader
 
     could = get_format("openclaw").could_yield
     t = time.perf_counter()

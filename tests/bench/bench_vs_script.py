@@ -198,7 +198,7 @@ def compare_run(name: str, script: Path, corpus: Path, work: Path, repeat: int) 
 
 
 def compare_noop(script: Path, many: Path, work: Path, repeat: int) -> list[tuple]:
-    from distill.batch import commit_batch, create_batch
+    from distill.tails.ledger import commit_batch, create_batch
     from distill.config import load_settings
 
     agents = many / "agents"

@@ -44,7 +44,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "bench")]
 
-from distill.batch import Batch, BatchAgent, BatchMessage, FileRange, create_batch, load_batch  # noqa: E402
+from distill.tails.ledger import Batch, BatchAgent, BatchMessage, FileRange, create_batch, load_batch  # noqa: E402
 from quality_set import load_items, write_item  # noqa: E402
 from distill.config import load_settings  # noqa: E402
 from distill.distiller.chunking import chunk_batch, estimate_tokens  # noqa: E402
@@ -189,7 +189,7 @@ def prompt_tokens(state_dir: Path, agents_dir: Path | None = None) -> dict:
             transcript += estimate_tokens(ch.render())
             chunks += 1
         turns += sum(len(a.messages) for a in batch.agents)
-        from distill.batch import commit_batch
+        from distill.tails.ledger import commit_batch
 
         commit_batch(settings, Path(made.batchFile))
     mb = raw / 1e6 if raw else 1e-9

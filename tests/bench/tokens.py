@@ -43,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from distill.batch import commit_batch, create_batch, load_batch  # noqa: E402
+from distill.tails.ledger import commit_batch, create_batch, load_batch  # noqa: E402
 from distill.distiller.chunking import chunk_batch, estimate_tokens  # noqa: E402
 from distill.distiller.prompts import call_tokens  # noqa: E402
 from tests.pipeline_helpers import settings, write_session  # noqa: E402

@@ -11,8 +11,8 @@ from pathlib import Path
 import orjson
 from pydantic import BaseModel, Field
 
-from .batch import LastRun
-from .config import Settings
+from .ledger import LastRun
+from ..config import Settings
 from .cursor import Cursor
 from .discover import discover
 
@@ -95,8 +95,8 @@ def tail_status(settings: Settings, cursor_path: Path | None = None) -> StatusRe
 
 
 def _set_aside(settings: Settings, cursor: Cursor) -> list[SetAsideChunk]:
-    from .batch import BatchProgress
-    from .errors import SchemaMismatch
+    from .ledger import BatchProgress
+    from ..errors import SchemaMismatch
 
     out = []
     for bid in sorted(cursor.pending_batch_ids()):

@@ -34,14 +34,14 @@ from typing import Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .atomic import move, write_bytes
-from .config import Settings
+from ..atomic import move, write_bytes
+from ..config import Settings
 from .cursor import (HEAD_BYTES, Cursor, FileEntry, SeenTurns, file_key, head_hash, new_entry, now_ms,
                      turn_digest)
-from .errors import DistillError, SchemaMismatch
-from .lock import FileLock
-from .summary import RunSummary
-from .tail import TailReader
+from ..errors import DistillError, SchemaMismatch
+from ..lock import FileLock
+from ..summary import RunSummary
+from .reader import TailReader
 
 
 class BatchMessage(BaseModel):
@@ -304,7 +304,7 @@ class _Reader:
         entry.update(offset=0, skip=False, head="", headLen=0, size=-1, rewritten=True)
 
     def _detect(self, entry: FileEntry, fd: int, st: os.stat_result) -> bool:
-        from .sources import detect_format
+        from ..sources import detect_format
 
         head = os.pread(fd, min(st.st_size, 1 << 16), 0)
         nl = head.find(b"\n")
@@ -331,7 +331,7 @@ class _Reader:
         self.dirty = True
 
     def _read_tail(self, key: str, entry: FileEntry, fd: int, st: os.stat_result, final: bool) -> None:
-        from .sources import TurnLimits, get_format
+        from ..sources import TurnLimits, get_format
 
         start = entry["offset"]
         stop = st.st_size

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from .config import Settings
+from ..config import Settings
 
 OPENCLAW_FORMAT = "openclaw"
 
@@ -156,13 +156,13 @@ def _glob_match(rel: list[str], pattern: str) -> bool:
 
 def _is_archive(name: str) -> bool:
     # imported here: the formats (and their regexes) load only when a name looks like an archive
-    from .sources import is_archive_name
+    from ..sources import is_archive_name
 
     return is_archive_name(name)
 
 
 def _is_archived_session(name: str) -> bool:
-    from .sources import is_archived_session
+    from ..sources import is_archived_session
 
     return is_archived_session(name)
 

@@ -31,8 +31,8 @@ from typing import Any, TypedDict
 
 import orjson
 
-from .atomic import write_bytes
-from .errors import DistillError, SchemaMismatch
+from ..atomic import write_bytes
+from ..errors import DistillError, SchemaMismatch
 
 CURSOR_VERSION = 2
 HEAD_BYTES = 4096

@@ -11,11 +11,11 @@ import os
 
 from pydantic import BaseModel
 
-from .batch import state_lock
-from .config import Settings
+from .ledger import state_lock
+from ..config import Settings
 from .cursor import HEAD_BYTES, Cursor, file_key, head_hash, new_entry
 from .discover import discover
-from .errors import DistillError
+from ..errors import DistillError
 
 BACK_BLOCK = 1 << 16
 

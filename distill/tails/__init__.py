@@ -1,0 +1,1 @@
+"""The read side: the state directory, discovery, cursor, reader, batch ledger, init and status."""
