@@ -40,6 +40,7 @@ from .config import Settings
 from .errors import ConfigError
 from .lock import FileLock
 from .summary import RunSummary
+from .tails.reader import TailWalk
 
 PLAN_VERSION = 1
 
@@ -78,11 +79,11 @@ class BackfillReport(BaseModel):
 
 
 def plan_path(settings: Settings) -> Path:
-    return settings.state_dir / "backfill.json"
+    return settings.state.backfill_plan
 
 
 def cursor_path(settings: Settings) -> Path:
-    return settings.state_dir / "backfill-cursor.json"
+    return settings.state.backfill_cursor
 
 
 def parse_when(value: str | None, *, end_of_day: bool = False) -> float | None:
@@ -115,7 +116,7 @@ def record_limits(settings: Settings) -> dict[str, int]:
             raise ConfigError(f"backfill plan {path} is damaged ({exc}); move it and "
                               f"{cursor_path(settings).name} away to start backfill over") from None
     with state_lock(settings):  # a consistent view of the main cursor
-        main = Cursor.load(settings.cursor_path)
+        main = Cursor.load(settings.state.cursor)
     added = {k: int(e["offset"]) for k, e in main.files.items() if k not in limits}
     if added or not path.exists():
         limits.update(added)
@@ -155,53 +156,38 @@ def select(settings: Settings, limits: dict[str, int], *, agent: str | None, sin
     return out
 
 
-def estimate(settings: Settings, todo: list[FileTodo]) -> Estimate:
-    """Parse the bytes a run would read and chunk them as the distiller would; spend nothing."""
-    from .tails.ledger import BatchAgent, BatchMessage
+def estimate(settings: Settings, todo: list[FileTodo], limits: dict[str, int]) -> tuple[Estimate, TailWalk]:
+    """Read what the backfill would read, with the reader a real run uses but writing nothing,
+    and chunk it as the distiller would; spend nothing. Also returns the walk (files, bytes)."""
     from .distiller.chunking import chunk_batch
     from .distiller.prompts import call_tokens
     from .distiller.schema import output_token_cap
-    from .sources import detect_format
-    from .sources.base import TurnLimits
-    from .tails.reader import TailReader
+    from .tails.cursor import Cursor
+    from .tails.ledger import BatchAgent, BatchMessage
 
-    limits = TurnLimits.from_settings(settings)
-    counters: Counter = Counter()
-    agents: dict[str, list[BatchMessage]] = {}
-    for t in todo:
-        try:
-            fd = os.open(t.path, os.O_RDONLY)
-        except OSError:
-            continue
-        try:
-            first = os.pread(fd, 65536, 0).split(b"\n", 1)[0]
-            try:
-                fmt = detect_format(first, t.path)
-            except Exception:  # noqa: BLE001 - an unknown format is reported by the real run
-                continue
-            parser = fmt.new_parser(agent_id=t.agent, file=t.path, session_id=Path(t.path).stem,
-                                    counters=counters, limits=limits)
-            turns = []
-            for line, s, e in TailReader(fd, t.start, t.stop, max_line=settings.max_line_bytes).lines():
-                if fmt.could_yield(line):
-                    turns += parser.feed(line, s, e)
-            turns += parser.finish()
-        finally:
-            os.close(fd)
-        agents.setdefault(t.agent, []).extend(
-            BatchMessage(id=f"{t.key}:{x.start}", ts=x.ts, role=x.role, text=x.text, sessionId=x.session_id,
-                         file=t.path, start=x.start, end=x.end, author=x.author) for x in turns)
+    walk = TailWalk(settings, Cursor.load(cursor_path(settings)), "dry-run", _limit(limits), dry_run=True)
+    walk.walk(file_filter=_only_todo(todo))
+    agents = {a: [BatchMessage(**m) for m in msgs] for a, msgs in walk.messages.items()}
     chunks = chunk_batch([BatchAgent(agentId=a, messages=m) for a, m in agents.items()],
                          chunk_tokens=settings.chunk_tokens, overlap_turns=settings.chunk_overlap_turns)
     offline = settings.llm == "rules"
     return Estimate(
-        turns=sum(len(m) for m in agents.values()),
+        turns=walk.turns,
         chunks=len(chunks),
         llm_calls=0 if offline else len(chunks),
         tokens=0 if offline else sum(call_tokens(c) for c in chunks),
         output_tokens_max=0 if offline else len(chunks) * (settings.llm_max_output_tokens or output_token_cap()),
         provider=settings.llm,
-    )
+    ), walk
+
+
+def _only_todo(todo: list[FileTodo]) -> Callable[[Path, os.stat_result], bool]:
+    keys = {t.key for t in todo}
+    return lambda _p, st: f"{st.st_dev}:{st.st_ino}" in keys
+
+
+def _limit(limits: dict[str, int]) -> Callable[[str], int]:
+    return lambda key: limits.get(key, 0)
 
 
 Progress = Callable[[int, int, int, int, int], None]  # files done, files, bytes done, bytes, memories
@@ -215,7 +201,7 @@ def run_backfill(settings: Settings, *, agent: str | None = None, since: str | N
     settings = settings.model_copy(update={"read_archives": read})
     since_s, until_s = parse_when(since), parse_when(until, end_of_day=True)
     report = BackfillReport(action="noop", agent=agent, since=since, until=until)
-    guard = FileLock(settings.state_dir / "backfill.lock", purpose="distill backfill")
+    guard = FileLock(settings.state.backfill_lock, purpose="distill backfill")
     guard.acquire(timeout=0)  # one backfill at a time; run and the worker interleave per batch
     try:
         limits = record_limits(settings)
@@ -223,7 +209,8 @@ def run_backfill(settings: Settings, *, agent: str | None = None, since: str | N
         report.todo, report.files, report.bytes = todo, len(todo), sum(t.bytes for t in todo)
         if dry_run:
             report.action = "dry-run"
-            report.estimate = estimate(settings, todo)
+            report.estimate, walk = estimate(settings, todo, limits)
+            report.files, report.bytes = walk.files, walk.bytes  # what a run reads, not the plan's bound
             return report
         from .pipeline import run_distill
 
@@ -231,12 +218,11 @@ def run_backfill(settings: Settings, *, agent: str | None = None, since: str | N
         if not todo and not pending:
             return report
         watch = _CursorWatch(settings, todo, progress)
-        keys = {t.key for t in todo}
         summary = (runner or run_distill)(
             settings,
-            file_filter=lambda _p, st: f"{st.st_dev}:{st.st_ino}" in keys,
+            file_filter=_only_todo(todo),
             cursor_path=cursor_path(settings),
-            read_limit=lambda key: limits.get(key, 0),
+            read_limit=_limit(limits),
             progress=watch.tick,
         )
         watch.finish(summary.memories_added)

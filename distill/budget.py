@@ -29,7 +29,7 @@ def _today() -> str:
 
 class TokenBudget:
     def __init__(self, settings: Settings, *, run_limit: int | None = None, day_limit: int | None = None):
-        self.path: Path = settings.usage_path
+        self.path: Path = settings.state.usage
         self.run_limit = settings.token_budget_run if run_limit is None else run_limit
         self.day_limit = settings.token_budget_day if day_limit is None else day_limit
         self.run_used = 0

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .errors import ConfigError
 from .settings import core
 from .settings.core import AGENT_ID_RE
+from .tails.state import StateDir
 
 DEFAULT_STATE_DIR = Path(core.DEFAULT_STATE_DIR)
 DEFAULT_AGENTS_DIR = Path(core.DEFAULT_AGENTS_DIR)
@@ -153,30 +154,14 @@ class Settings(BaseModel):
             raise ValueError(f"agent id {v!r} must match [A-Za-z0-9._-]{{1,64}}")
         return v
 
-    # --- derived paths (one place, so no module invents its own)
     @property
-    def cursor_path(self) -> Path:
-        return self.state_dir / "cursor.json"
-
-    @property
-    def lock_path(self) -> Path:
-        return self.state_dir / ".lock"
-
-    @property
-    def batches_dir(self) -> Path:
-        return self.state_dir / "batches"
-
-    @property
-    def queue_dir(self) -> Path:
-        return self.state_dir / "queue"
+    def state(self) -> StateDir:
+        """Every path under ``state_dir`` (its one owner: :mod:`distill.tails.state`)."""
+        return StateDir(self.state_dir)
 
     @property
     def store_lock_path(self) -> Path:
         return self.db / ".distill-write.lock"
-
-    @property
-    def usage_path(self) -> Path:
-        return self.state_dir / "usage.json"
 
     def allowed_agents(self) -> frozenset[str] | None:
         """None means every agent (unset, empty, ``*`` or ``all``)."""

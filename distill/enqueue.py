@@ -17,6 +17,7 @@ from .cli.exitcodes import exit_code_of
 from .errors import DistillError, InvalidTask
 from .settings.hook import HookConfig, load_hook_config
 from .roots import check_session_file
+from .tails.state import StateDir
 from .task import KINDS, new_task, task_filename
 
 GLOBAL_VALUE_FLAGS = ("--state-dir", "--agents-dir", "--db")
@@ -35,7 +36,7 @@ def enqueue(cfg: HookConfig, agent_id: str, session_file: str, kind: str = "sess
         session_file = os.path.join(os.getcwd(), session_file)  # relative to where the hook runs
     given, _resolved = check_session_file(cfg, agent_id, session_file)
     task = new_task(agent_id, given, kind)
-    path = os.path.join(cfg.queue_dir(), "inbox", task_filename(task["created_at_ms"], task["id"]))
+    path = os.path.join(StateDir(cfg.state_dir).queue, "inbox", task_filename(task["created_at_ms"], task["id"]))
     write_bytes(path, json.dumps(task, indent=2).encode() + b"\n")  # type: ignore[arg-type]
     return {**task, "task_file": path}
 

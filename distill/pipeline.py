@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .tails.ledger import Batch, BatchProgress, ChunkState
+from .tails.state import distilling_lock
 from .budget import TokenBudget
 from .config import Settings
 from .distiller.chunking import Chunk, chunk_batch
@@ -197,7 +198,7 @@ def _process(settings: Settings, path: Path, *, provider: Any, budget: TokenBudg
              progress: Progress | None, retry_failed: bool = False, drop_failed: bool = False) -> RunSummary:
     from .tails.ledger import commit_partial, load_batch
 
-    lock_path = path.with_name(f".{path.stem}.distill.lock")
+    lock_path = distilling_lock(path)
     try:
         guard = FileLock(lock_path, purpose=f"distilling {path.name}").acquire(timeout=0)
     except LockBusy:
@@ -269,9 +270,9 @@ def distill_batch_file(settings: Settings, path: Path, *, commit: bool,
     path = Path(path)
     if not path.is_file():
         for state in ("done", "aborted"):
-            if (settings.batches_dir / state / path.name).is_file():
+            if (settings.state.batches / state / path.name).is_file():
                 raise DistillError(f"batch {path.name} was already {'committed' if state == 'done' else 'aborted'} "
-                                   f"(it is in {settings.batches_dir / state}); there is nothing to distil")
+                                   f"(it is in {settings.state.batches / state}); there is nothing to distil")
         raise ConfigError(f"batch file {path} does not exist; `distill run` prints the batch file it made")
     provider = get_provider(settings)
     try:

@@ -50,7 +50,7 @@ def stored(s) -> list:
 
 def cursor_state(s) -> dict[str, tuple[int, dict]]:
     """path → (committed offset, pending ranges) from the cursor file itself."""
-    data = json.loads(s.cursor_path.read_text()) if s.cursor_path.exists() else {"files": {}}
+    data = json.loads(s.state.cursor.read_text()) if s.state.cursor.exists() else {"files": {}}
     return {e["path"]: (e.get("offset", 0), e.get("pending") or {}) for e in data["files"].values()}
 
 

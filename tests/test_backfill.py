@@ -235,3 +235,32 @@ def test_backfill_reads_archived_sessions_read_only_and_run_never_does(world):
     assert cli("run", "--distill").returncode == 0 and texts(world) == got
     main = {e["path"] for e in Cursor.load(world / "state" / "cursor.json").files.values()}
     assert main == {str(live)}  # the main cursor never took on an archive
+
+
+@pytest.mark.parametrize("per_agent", [2000, 2])
+def test_dry_run_reads_what_the_real_backfill_then_reads(tmp_path, monkeypatch, per_agent):
+    """On the shipped example transcripts (OpenClaw, Claude Code, Codex; noise, tool output,
+    secrets, a distiller's own agent), the dry run's files, bytes and turns are what the real
+    backfill then reads — also when the per-agent message cap cuts it into many batches."""
+    import shutil
+
+    for key in list(os.environ):
+        if key.startswith("DISTILL_"):
+            monkeypatch.delenv(key)
+    root = tmp_path / "example"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "state.example", root)
+    s = load_settings(state_dir=root, db=tmp_path / "db")
+    s = s.model_copy(update={"max_messages_per_agent": per_agent})
+    assert cli("--state-dir", str(root), "--db", str(tmp_path / "db"), "init").returncode == 0
+
+    dry = run_backfill(s, dry_run=True)
+    assert dry.files == len(dry.todo) >= 4 and dry.estimate.turns >= 20
+    assert not (root / "backfill-cursor.json").exists() and not (root / "backfill-cursor.seen").exists()
+
+    real = run_backfill(s)
+    assert real.summary.turns == dry.estimate.turns
+    if per_agent == 2:
+        assert real.summary.counters["batches_committed"] > 1
+    after = Cursor.load(root / "backfill-cursor.json").files
+    read = {t.key: after[t.key]["offset"] - t.start for t in dry.todo}
+    assert sum(read.values()) == dry.bytes and sum(1 for b in read.values() if b) == dry.files

@@ -118,7 +118,7 @@ def test_sigkill_run_and_commit_loses_and_doubles_nothing(tmp_path):
         commit_batch(s, Path(res.batchFile))
 
     committed = collections.Counter()
-    for p in (s.batches_dir / "done").glob("*.json"):
+    for p in (s.state.done).glob("*.json"):
         for a in load_batch(p).agents:
             committed.update(m.text for m in a.messages)
     doubled = {t: n for t, n in committed.items() if n > 1}

@@ -38,10 +38,10 @@ def test_damaged_cursor_stops_run_without_touching_anything(tmp_path):
     s = settings_for(tmp_path)
     session(tmp_path).write_bytes(header() + msg(fact(1)))
     s.state_dir.mkdir(parents=True)
-    s.cursor_path.write_bytes(b"{garbage")
+    s.state.cursor.write_bytes(b"{garbage")
     p = cli(s, "run", check=False)
     assert p.returncode == 1 and "is not valid JSON" in p.stderr and "Traceback" not in p.stderr
-    assert s.cursor_path.read_bytes() == b"{garbage" and not s.batches_dir.exists()
+    assert s.state.cursor.read_bytes() == b"{garbage" and not s.state.batches.exists()
 
 
 def test_seen_turns_are_kept_per_file(tmp_path):
@@ -67,7 +67,7 @@ def test_cursor_of_jsonl_distill_py_is_carried_over(tmp_path):
         fh.write(msg(fact(2)))
     gone = str(tmp_path / "agents" / "main" / "sessions" / "gone.jsonl")
     s.state_dir.mkdir(parents=True)
-    s.cursor_path.write_text(json.dumps({"version": 1, "files": {
+    s.state.cursor.write_text(json.dumps({"version": 1, "files": {
         str(f): {"agentId": "main", "inode": f.stat().st_ino, "committed": done, "pending": None,
                  "pendingBatch": None, "lastSize": done, "updatedAtMs": 1},
         gone: {"agentId": "main", "inode": 1, "committed": 10, "pending": None, "pendingBatch": None}}}))

@@ -215,7 +215,7 @@ def test_claim_retry_finish_and_recover(env):
     f = session(env)
     settings = load_settings()
     cfg = HookConfig.from_settings(settings)
-    q = Queue(settings.queue_dir)
+    q = Queue(settings.state.queue)
     q.ensure()
     enqueue(cfg, "main", str(f))
     enqueue(cfg, "main", str(f))
@@ -240,7 +240,7 @@ def test_claim_retry_finish_and_recover(env):
 
 def test_malformed_files_are_reported_not_raised(env):
     settings = load_settings()
-    q = Queue(settings.queue_dir)
+    q = Queue(settings.state.queue)
     q.ensure()
     (q.inbox / "1-a.json").write_text('{"id": ')
     (q.inbox / "2-b.json").write_text('[1, 2]')
@@ -260,7 +260,7 @@ def test_malformed_files_are_reported_not_raised(env):
 
 def test_prune_removes_only_old_done(env):
     settings = load_settings()
-    q = Queue(settings.queue_dir)
+    q = Queue(settings.state.queue)
     q.ensure()
     old, new = q.dirs["done"] / "1-old.json", q.dirs["done"] / "2-new.json"
     old.write_text("{}")

@@ -90,7 +90,7 @@ def test_commit_is_idempotent_and_abort_rereads(tmp_path):
     res, _ = run(s)
     assert commit(s, res).files == 1
     assert commit(s, res).files == 0  # second commit: no-op, no error
-    assert (s.batches_dir / "done" / Path(res.batchFile).name).exists()
+    assert (s.state.done / Path(res.batchFile).name).exists()
     append(f, msg(fact(2)))
     res, b = run(s)
     abort_batch(s, Path(res.batchFile))
@@ -127,7 +127,7 @@ def test_rename_to_reset_archive_finishes_the_tail_then_forgets(tmp_path):
     commit(s, res)
     res, b = run(s)
     assert res.action == "noop" and res.summary.counters["archive_finished"] == 1
-    assert Cursor.load(s.cursor_path).files == {}
+    assert Cursor.load(s.state.cursor).files == {}
     # a fresh session file appearing under the old name is a new file, read from 0
     f.write_bytes(header() + msg(fact(4)))
     assert texts(run(s)[1]) == [fact(4)]
@@ -178,7 +178,7 @@ def test_deleted_file_leaves_the_cursor_and_releases_its_pending_batch(tmp_path)
     res2, _ = run(s)
     assert res2.released == [b.batchId] and res2.summary.counters["deleted"] == 2
     assert res2.action == "noop"
-    assert Cursor.load(s.cursor_path).files == {}
+    assert Cursor.load(s.state.cursor).files == {}
     assert "released" in render(res2)
 
 
@@ -236,7 +236,7 @@ def test_noise_only_tail_is_committed_without_a_batch(tmp_path):
     f.write_bytes(header() + msg("thanks") + msg("NO_REPLY", "assistant"))
     res, b = run(s)
     assert res.action == "noop" and b is None and res.summary.bytes == f.stat().st_size
-    assert Cursor.load(s.cursor_path).files[f"{f.stat().st_dev}:{f.stat().st_ino}"]["offset"] == f.stat().st_size
+    assert Cursor.load(s.state.cursor).files[f"{f.stat().st_dev}:{f.stat().st_ino}"]["offset"] == f.stat().st_size
 
 
 def test_distiller_agent_and_allow_list(tmp_path):
@@ -287,12 +287,12 @@ def test_crash_between_batch_write_and_cursor_write_rereads(tmp_path, monkeypatc
     with pytest.raises(KeyboardInterrupt):
         run(s)
     monkeypatch.undo()
-    orphan = next(s.batches_dir.glob("*.json"))
+    orphan = next(s.state.batches.glob("*.json"))
     with pytest.raises(DistillError, match="not pending"):
         commit_batch(s, orphan)
     res, b = run(s)
     assert texts(b) == [fact(1)]
-    assert list(p.name for p in s.batches_dir.glob("*.json")) == [Path(res.batchFile).name]
+    assert list(p.name for p in s.state.batches.glob("*.json")) == [Path(res.batchFile).name]
 
 
 def test_rename_to_archive_while_pending_waits_then_finishes(tmp_path):
@@ -308,7 +308,7 @@ def test_rename_to_archive_while_pending_waits_then_finishes(tmp_path):
     res, b = run(s)
     assert texts(b) == [fact(2)]
     commit(s, res)
-    assert run(s)[0].action == "noop" and Cursor.load(s.cursor_path).files == {}
+    assert run(s)[0].action == "noop" and Cursor.load(s.state.cursor).files == {}
 
 
 def test_claude_code_streamed_message_is_one_turn_covering_its_lines(tmp_path):
@@ -369,7 +369,7 @@ def test_a_vanished_root_folder_is_not_taken_for_deleted_files(tmp_path):
     commit(s, run(s)[0])
     (tmp_path / "agents").rename(tmp_path / "agents.unmounted")
     res, _ = run(s)
-    assert res.summary.counters["folder_missing"] == 1 and len(Cursor.load(s.cursor_path).files) == 1
+    assert res.summary.counters["folder_missing"] == 1 and len(Cursor.load(s.state.cursor).files) == 1
     (tmp_path / "agents.unmounted").rename(tmp_path / "agents")
     append(f, msg(fact(2)))
     assert texts(run(s)[1]) == [fact(2)]  # not re-read from 0
@@ -412,7 +412,7 @@ def test_rewrite_by_write_then_rename_is_not_distilled_twice(tmp_path):
     res, b = run(s)
     assert texts(b) == [fact(3)]
     assert res.summary.counters["replaced"] == 1 and res.summary.counters["deleted"] == 1
-    assert len(Cursor.load(s.cursor_path).files) == 1
+    assert len(Cursor.load(s.state.cursor).files) == 1
 
 
 def test_only_files_takes_the_short_path_and_agrees_with_the_full_walk(tmp_path, monkeypatch):

@@ -19,11 +19,11 @@ from tail_helpers import ROOT, cli, fact, header, msg, session, settings_for
 def test_run_refuses_while_the_state_lock_is_held(tmp_path):
     s = settings_for(tmp_path)
     session(tmp_path).write_bytes(header() + msg(fact(1)))
-    with FileLock(s.lock_path, purpose="test").acquire(timeout=0):
+    with FileLock(s.state.lock, purpose="test").acquire(timeout=0):
         p = cli(s, "run", check=False, env={"DISTILL_STATE_LOCK_WAIT": "0.3"})
     assert p.returncode == 75
-    assert f"pid {os.getpid()}" in p.stderr and str(s.lock_path) in p.stderr
-    assert not s.cursor_path.exists()  # nothing was read or marked
+    assert f"pid {os.getpid()}" in p.stderr and str(s.state.lock) in p.stderr
+    assert not s.state.cursor.exists()  # nothing was read or marked
     assert cli(s, "run", "--json").stdout and orjson.loads(cli(s, "status", "--json").stdout)["pendingBatches"]
 
 
@@ -44,5 +44,5 @@ def test_two_runs_at_once_one_waits_and_nothing_is_read_twice(tmp_path):
     created = next(o for o in outs if o["action"] == "created")
     batch = load_batch(created["batchFile"])
     assert sorted(m.text for a in batch.agents for m in a.messages) == sorted(expected)
-    cursor = Cursor.load(s.cursor_path)  # loads: valid JSON, every file pending on that one batch
+    cursor = Cursor.load(s.state.cursor)  # loads: valid JSON, every file pending on that one batch
     assert {bid for e in cursor.files.values() for bid in e["pending"]} == {batch.batchId}

@@ -43,7 +43,7 @@ def world(tmp_path, monkeypatch):
     settings = load_settings(state_dir=tmp_path / "state", agents_dir=tmp_path / "agents")
     settings.worker_backoff_seconds = 10
     settings.worker_max_attempts = 3
-    q = Queue(settings.queue_dir)
+    q = Queue(settings.state.queue)
     q.ensure()
     return settings, q, HookConfig.from_settings(settings), tmp_path
 

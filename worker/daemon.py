@@ -36,7 +36,7 @@ class Daemon:
 
         self.settings = settings
         self.once = once
-        self.queue = Queue(settings.queue_dir)
+        self.queue = Queue(settings.state.queue)
         self.loop = TaskLoop(settings, self.queue, runner=runner or pipeline_runner)
         self.house = Housekeeping(settings, self.queue)
         self.notifier = notifier or Notifier()
@@ -53,7 +53,7 @@ class Daemon:
         from distill.errors import LockBusy
         from distill.lock import FileLock
 
-        lock = FileLock(self.settings.state_dir / "worker.lock", purpose="distill-worker")
+        lock = FileLock(self.settings.state.worker_lock, purpose="distill-worker")
         try:
             lock.acquire(timeout=0)
         except LockBusy as exc:

@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 from ..atomic import write_bytes
 from ..errors import ConfigError
+from ..tails.state import StateDir
 
 AGENTS = ("claude-code", "codex", "openclaw")
 
@@ -85,7 +86,7 @@ class Context:
         return f"{prefix} {line}".strip()
 
     def manifest(self, agent: str) -> Path:
-        return self.state_dir / "hooks" / f"{agent}.json"
+        return StateDir(self.state_dir).hook_manifest(agent)
 
 
 def context(settings, home: str | None = None, command: str | None = None) -> Context:

@@ -38,9 +38,6 @@ class HookConfig:
     def allowed(self) -> frozenset[str] | None:
         return allow_list(self.allowed_agent_ids)
 
-    def queue_dir(self) -> str:
-        return os.path.join(self.state_dir, "queue")
-
 
 def load_hook_config(state_dir: str | None = None, agents_dir: str | None = None) -> HookConfig | None:
     """The hook's settings, or ``None`` when only the full model can say (odd config, errors)."""

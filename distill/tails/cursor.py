@@ -33,6 +33,7 @@ import orjson
 
 from ..atomic import write_bytes
 from ..errors import DistillError, SchemaMismatch
+from .state import seen_dir
 
 CURSOR_VERSION = 2
 HEAD_BYTES = 4096
@@ -180,7 +181,7 @@ class SeenTurns:
     """
 
     def __init__(self, cursor_path: Path):
-        self.dir = Path(cursor_path).with_name(Path(cursor_path).stem + ".seen")
+        self.dir = seen_dir(cursor_path)
 
     def _file(self, key: str) -> Path:
         return self.dir / (key.replace(":", "-") + ".bin")

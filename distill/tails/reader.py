@@ -1,6 +1,8 @@
-"""Complete lines of a transcript from a byte offset, read in large blocks with flat memory.
+"""Reading the new tails: complete lines of a transcript from a byte offset, and one run's walk
+over every file, the one implementation behind ``distill run`` and ``backfill --dry-run``.
 
-A transcript may be gigabytes long and its last line may still be being written, so:
+:class:`TailReader` reads one file. A transcript may be gigabytes long and its last line may
+still be being written, so:
 - only complete lines (ending in ``\\n``) are handed out; an unterminated last line waits for
   the next run (except in an archive, which nobody appends to any more: see ``final``);
 - a line longer than ``max_line`` is never held in memory nor waited on: the reader scans
@@ -8,12 +10,24 @@ A transcript may be gigabytes long and its last line may still be being written,
   ``in_long_line`` says so, and the next read (``skip_first=True``) drops the rest of it;
 - ``end`` is always a safe resume point: the offset just past the last line handed out
   (or skipped), so a consumer that stops early resumes exactly there.
+
+:class:`TailWalk` reads every discovered file from its cursor entry: renames, archives,
+truncation and rewrites, format detection, the per-agent message cap, and the turns of each
+new range. The batch ledger (:mod:`distill.tails.ledger`) writes what it collected; a dry
+run (``backfill --dry-run``) only counts it, so an estimate cannot drift from a real run.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from ..config import Settings
+from ..errors import DistillError
+from .cursor import HEAD_BYTES, Cursor, FileEntry, SeenTurns, file_key, head_hash, new_entry, turn_digest
 
 # Small enough that a block stays in a core's L2 cache while its lines are scanned (a 1 MiB
 # block measured twice as slow to read on a 512 KiB-L2 machine); large enough that a read
@@ -113,3 +127,384 @@ class TailReader:
             else:  # read it again from its start, further
                 off += p
                 want = max(self.block_size, min(2 * rest, max_line + 1))
+
+
+# --- one run's walk over the files ---------------------------------------------------------
+
+class TailWalk:
+    """One run's walk over the files: reads the new tails and collects turns and ranges.
+
+    It moves the cursor entries it holds (in memory; the ledger saves them) and marks each
+    range it read pending on ``batch_id``. With ``dry_run`` it writes nothing at all (the
+    cursor it was given is a throw-away copy, the digests of committed turns are only read)
+    and no agent's message cap ends it early: it reads what a run and all the runs after it
+    would, which is what ``backfill --dry-run`` estimates from.
+    """
+
+    def __init__(self, settings: Settings, cursor: Cursor, batch_id: str,
+                 read_limit: Callable[[str], int | None] | None = None, *, dry_run: bool = False):
+        self.settings = settings
+        self.cursor = cursor
+        self.seen: SeenTurns = _ReadOnlySeen(cursor.path) if dry_run else SeenTurns(cursor.path)
+        self.batch_id = batch_id
+        self.read_limit = read_limit
+        self.max_messages = sys.maxsize if dry_run else settings.max_messages_per_agent
+        self.counters: Counter = Counter()
+        self.messages: dict[str, list[dict]] = {}  # per agent: BatchMessage fields (see _message)
+        self.ranges: list[dict] = []  # FileRange fields
+        self.released: list[str] = []
+        self.errors: list[str] = []
+        self.capped: set[str] = set()
+        self.dirty = False
+        self._by_path: dict[str, str] | None = None
+        self.files = 0
+        self.bytes = 0
+
+    def walk(self, only_files: set[Path] | None = None,
+             file_filter: Callable[[Path, os.stat_result], bool] | None = None) -> None:
+        """Read the new tails of every discovered file (or of ``only_files``; ``file_filter``
+        skips files it rejects), and settle the tracked files the walk did not find."""
+        only_keys, only_paths = _only(only_files)
+        found: set[str] = set()
+        for sf in _walk(self.settings, only_files, self.counters, self.errors):
+            key = sf.key
+            if only_keys is not None and key not in only_keys:
+                continue
+            if file_filter is not None and not file_filter(Path(sf.path), sf.st):
+                continue
+            found.add(key)
+            self.visit(key, sf.path, sf.agent, sf.format, sf.st)
+        if file_filter is None or only_paths is not None:  # a filtered walk cannot tell "gone"
+            for key in [k for k in self.cursor.files if k not in found]:
+                if only_paths is None or self.cursor.files[key]["path"] in only_paths:
+                    self.missing(key)
+
+    @property
+    def turns(self) -> int:
+        return sum(len(m) for m in self.messages.values())
+
+    # one discovered file
+    def visit(self, key: str, path: str, agent: str, fmt: str, st: os.stat_result) -> None:
+        entry = self.cursor.files.get(key)
+        moved = False
+        if entry is None:
+            entry = new_entry(path, agent, None if fmt == "auto" else fmt)
+            self._replaces(key, entry, path)
+            self.cursor.files[key] = entry
+            self.dirty = True
+        elif entry["path"] != path:
+            moved = True
+            self.counters["renamed"] += 1
+            entry["path"], entry["agent"] = path, agent
+            entry.pop("archived", None)
+            self.dirty = True
+        if entry["pending"]:
+            self.counters["files_waiting_on_pending"] += 1
+            return
+        if entry["size"] == st.st_size and entry["mtime"] == st.st_mtime_ns:
+            return
+        if agent in self.capped:
+            return
+        self.read(key, entry, final=False, moved=moved)
+
+    def _replaces(self, key: str, entry: FileEntry, path: str) -> None:
+        """A new inode at a tracked path: the file was rewritten by write-then-rename. Its turns
+        already committed under the old inode are not distilled again."""
+        if self._by_path is None:
+            self._by_path = {e["path"]: k for k, e in self.cursor.files.items()}
+        old = self._by_path.get(path)
+        if old is None or old == key:
+            return
+        self.seen.copy(old, key)
+        entry["rewritten"] = True
+        self.counters["replaced"] += 1
+
+    # a tracked file the walk did not find
+    def missing(self, key: str) -> None:
+        entry = self.cursor.files[key]
+        path = entry["path"]
+        st = _stat(path)
+        if st is not None and file_key(st) == key:
+            if entry.get("archived"):
+                self._finish_archive(key, entry, st)
+            return  # still there, only out of scope now (allow-list, source roots)
+        from .discover import archive_of
+
+        archive = None if entry.get("archived") else archive_of(path, key)
+        if archive is None:
+            if not _listable(os.path.dirname(path)):
+                self.counters["folder_missing"] += 1  # an unmounted or unreadable root is not a deletion: keep it
+                return
+            self._forget(key, "deleted")
+            return
+        self.counters["archived"] += 1
+        entry["path"], entry["archived"] = archive, True
+        self.dirty = True
+        st = _stat(archive)
+        if st is not None:
+            self._finish_archive(key, entry, st)
+
+    def _finish_archive(self, key: str, entry: FileEntry, st: os.stat_result) -> None:
+        if entry.get("pending"):
+            return
+        if entry["offset"] < st.st_size and entry["agent"] not in self.capped:
+            self.read(key, entry, final=True, moved=False)
+        if not entry.get("pending") and entry["offset"] >= st.st_size:
+            self._forget(key, "archive_finished")
+
+    def _forget(self, key: str, why: str) -> None:
+        released = self.cursor.drop(key)
+        self.seen.drop(key)
+        self.counters[why] += 1
+        self.released += released
+        self.dirty = True
+
+    def read(self, key: str, entry: FileEntry, *, final: bool, moved: bool) -> None:
+        path = entry["path"]
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            self.counters["vanished"] += 1
+            return
+        try:
+            st = os.fstat(fd)
+            if file_key(st) != key:
+                return  # replaced between the walk and the open: next run sees it
+            self._check_head(key, entry, fd, st.st_size, moved)
+            if not entry.get("format") and not self._detect(entry, fd, st):
+                return
+            self._read_tail(key, entry, fd, st, final)
+        finally:
+            os.close(fd)
+
+    def _check_head(self, key: str, entry: FileEntry, fd: int, size: int, moved: bool) -> None:
+        why = None
+        if size < entry["offset"]:
+            why = "truncated"
+        elif entry.get("headLen") and head_hash(fd, entry["headLen"]) != entry.get("head"):
+            why = "rewritten"
+        if why is None:
+            return
+        self.counters[why] += 1
+        self.dirty = True
+        if moved:
+            # a new file that got a freed inode: nothing was read from it
+            self.seen.drop(key)
+            fresh = new_entry(entry["path"], entry["agent"], entry.get("format"))
+            entry.clear()
+            entry.update(fresh)
+            return
+        entry.update(offset=0, skip=False, head="", headLen=0, size=-1, rewritten=True)
+
+    def _detect(self, entry: FileEntry, fd: int, st: os.stat_result) -> bool:
+        from ..sources import detect_format
+
+        head = os.pread(fd, min(st.st_size, 1 << 16), 0)
+        nl = head.find(b"\n")
+        if nl < 0 and st.st_size > len(head):  # a first line with an image, say: look further, once
+            head = os.pread(fd, min(st.st_size, self.settings.max_line_bytes + 1), 0)
+            nl = head.find(b"\n")
+        if nl < 0:
+            if len(head) > self.settings.max_line_bytes:
+                self._unknown(entry, st, f"{entry['path']}: first line is longer than max_line_bytes; "
+                              "set the format of its source root in config.toml")
+            return False  # the first line is not complete yet: wait
+        try:
+            entry["format"] = detect_format(head[:nl], entry["path"]).name
+        except DistillError as exc:
+            self._unknown(entry, st, str(exc))
+            return False
+        self.dirty = True
+        return True
+
+    def _unknown(self, entry: FileEntry, st: os.stat_result, message: str) -> None:
+        self.counters["unknown_format"] += 1
+        self.errors.append(message)
+        entry["size"], entry["mtime"] = st.st_size, st.st_mtime_ns  # retried when the file changes
+        self.dirty = True
+
+    def _read_tail(self, key: str, entry: FileEntry, fd: int, st: os.stat_result, final: bool) -> None:
+        from ..sources import TurnLimits, get_format
+
+        start = entry["offset"]
+        stop = st.st_size
+        limit = self.read_limit(key) if self.read_limit else None
+        if limit is not None:
+            stop = min(stop, limit)
+        agent = entry["agent"]
+        fmt = get_format(entry["format"])
+        parser = fmt.new_parser(agent_id=agent, file=entry["path"], session_id=_session_id(entry["path"]),
+                                counters=self.counters, limits=TurnLimits.from_settings(self.settings))
+        reader = TailReader(fd, start, stop, max_line=self.settings.max_line_bytes,
+                            skip_first=bool(entry.get("skip")), final=final)
+        room = self.max_messages - len(self.messages.get(agent, ()))
+        turns, cap = self._parse(entry["path"], fmt.could_yield_at, parser.feed, reader, room)
+        capped = cap is not None
+        end, too_long = cap if cap is not None else (reader.end, reader.too_long)
+        try:
+            turns += parser.finish()
+        except Exception as exc:
+            self._parser_error(entry["path"], end, exc)
+        if too_long:
+            self.counters["lines_too_long"] += too_long
+        skip = reader.in_long_line and not capped
+        if entry.get("rewritten") and turns:
+            turns = self._drop_seen(key, turns)
+        if capped:
+            self.capped.add(agent)
+            self.counters["agent_message_cap_reached"] += 1
+        else:
+            entry["size"], entry["mtime"] = (st.st_size, st.st_mtime_ns) if stop == st.st_size else (-1, 0)
+        head_len = min(HEAD_BYTES, max(end, start))
+        entry["head"], entry["headLen"] = head_hash(fd, head_len), head_len
+        self.dirty = True
+        if end == start and skip == bool(entry.get("skip")):
+            return
+        self.files += 1
+        self.bytes += end - start
+        if not turns:
+            entry["offset"], entry["skip"] = end, skip  # nothing to distill: done at once
+            return
+        entry["pending"] = {self.batch_id: [start, end, int(skip)]}
+        self.ranges.append({"path": entry["path"], "dev": st.st_dev, "inode": st.st_ino, "start": start,
+                            "end": end, "agentId": agent, "skipLine": skip})
+        mtime_ms = st.st_mtime_ns // 1_000_000
+        out = self.messages.setdefault(agent, [])
+        path = entry["path"]
+        out += [_message(key, path, t, mtime_ms) for t in turns]
+        bad = sum(1 for t in turns if t.ts and not 0 < t.ts <= MAX_TS_MS)
+        if bad:
+            self.counters["bad_timestamp"] += bad
+
+    def _parse(self, path: str, could_yield_at: Callable, feed: Callable, reader: TailReader,
+               room: int) -> tuple[list, tuple[int, int] | None]:
+        """The turns of the reader's lines, and where they stop if ``room`` fills up: ``(end,
+        lines skipped as too long before it)``, or None when every line was read.
+
+        The bytes pre-test scans whole blocks first; the few lines it keeps are copied out and
+        decoded a batch at a time, not one by one between scans (each block scan pushes the
+        parser's code and data out of the CPU caches: interleaving measured 10-15% slower)."""
+        turns: list = []
+        held: list[tuple[bytes, int, int, int]] = []
+        size = 0
+        for buf, i, j, s, e in reader.spans(could_yield_at):
+            held.append((buf if i == 0 and j == len(buf) else buf[i:j], s, e, reader.too_long))
+            size += j - i
+            if size >= _HELD_BYTES or len(held) >= _HELD_LINES:
+                cap = self._feed(path, feed, held, turns, room)
+                if cap is not None:
+                    return turns, cap
+                held, size = [], 0
+        return turns, self._feed(path, feed, held, turns, room)
+
+    def _feed(self, path: str, feed: Callable, held: list[tuple[bytes, int, int, int]], turns: list,
+              room: int) -> tuple[int, int] | None:
+        """Decode the held lines in order; ``(end, too_long)`` of the one that fills ``room``."""
+        for line, s, e, too_long in held:
+            try:
+                got = feed(line, s, e)
+            except Exception as exc:  # a parser bug must not stall every later run on this line
+                self._parser_error(path, s, exc)
+                continue
+            if got:
+                turns += got
+                if len(turns) >= room:
+                    return e, too_long
+        return None
+
+    def _parser_error(self, path: str, offset: int, exc: Exception) -> None:
+        self.counters["parser_error"] += 1
+        if self.counters["parser_error"] <= 5:
+            self.errors.append(f"{path} at byte {offset}: the {type(exc).__name__} parser error "
+                               f"'{exc}' skipped this line; please report it")
+
+    def _drop_seen(self, key: str, turns: list) -> list:
+        seen = self.seen.load(key)
+        kept = [t for t in turns if turn_digest(t.role, t.text) not in seen]
+        self.counters["turns_already_read"] += len(turns) - len(kept)
+        return kept
+
+
+def _message(key: str, path: str, t, mtime_ms: int) -> dict:
+    """A ``BatchMessage`` as the plain dict it is written as, in its field order. Not a model:
+    the turn is validated already, the batch file is validated when it is loaded, and building
+    a model per turn was a tenth of a run."""
+    ts = t.ts if 0 < t.ts <= MAX_TS_MS else mtime_ms  # 0, or outside int64 / year 1970-9999: unknown
+    return {"id": f"{key}:{t.start}", "ts": ts, "role": t.role, "text": t.text,
+            "sessionId": t.session_id, "file": path, "start": t.start, "end": t.end, "entryId": t.entry_id,
+            "author": t.author}
+
+
+# the last millisecond of year 9999: a later or negative timestamp is bad input, and beyond
+# int64 it could not even be written to the batch file
+MAX_TS_MS = 253_402_300_799_999
+
+# how many pre-tested lines are held before they are decoded (memory stays flat: a few MiB)
+_HELD_BYTES = 4 << 20
+_HELD_LINES = 512
+
+
+def _listable(folder: str) -> bool:
+    try:
+        with os.scandir(folder):
+            return True
+    except OSError:
+        return False
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def _session_id(path: str) -> str:
+    name = os.path.basename(path)
+    return name.split(".jsonl", 1)[0] if ".jsonl" in name else Path(name).stem
+
+
+def _walk(settings: Settings, only_files: set[Path] | None, counters: Counter, errors: list[str]) -> Iterator:
+    """Just the named files when each one is plainly under a root; otherwise the whole walk."""
+    from .discover import classify, discover
+
+    if only_files is not None:
+        picked = [classify(settings, p) for p in only_files if os.path.exists(p)]
+        if all(picked):
+            return iter(sorted(picked, key=lambda sf: sf.path))
+    return discover(settings, counters, errors)
+
+
+def _only(only_files: set[Path] | None) -> tuple[set[str] | None, set[str] | None]:
+    if only_files is None:
+        return None, None
+    keys, paths = set(), set()
+    for p in only_files:
+        paths.add(os.path.abspath(p))
+        st = _stat(str(p))
+        if st is not None:
+            keys.add(file_key(st))
+    return keys, paths
+
+
+
+
+class _ReadOnlySeen(SeenTurns):
+    """The digests of committed turns as a dry run sees them: read from disk, changed only in
+    memory, so that it drops exactly the turns a real run would."""
+
+    def __init__(self, cursor_path: Path):
+        super().__init__(cursor_path)
+        self._mine: dict[str, set[bytes]] = {}
+
+    def load(self, key: str) -> set[bytes]:
+        return self._mine[key] if key in self._mine else super().load(key)
+
+    def add(self, key: str, digests: list[bytes]) -> None:
+        self._mine[key] = self.load(key) | set(digests)
+
+    def copy(self, src: str, dst: str) -> None:
+        self._mine[dst] = self.load(dst) | self.load(src)
+
+    def drop(self, key: str) -> None:
+        self._mine[key] = set()

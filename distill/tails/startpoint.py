@@ -47,7 +47,7 @@ def last_line_end(fd: int, size: int, max_line: int) -> tuple[int, bool]:
 
 def init_cursor(settings: Settings) -> InitResult:
     with state_lock(settings):
-        cursor = Cursor.load(settings.cursor_path)
+        cursor = Cursor.load(settings.state.cursor)
         pending = sorted(cursor.pending_batch_ids())
         if pending:
             raise DistillError(

@@ -56,7 +56,7 @@ class StatusResult(BaseModel):
 
 
 def tail_status(settings: Settings, cursor_path: Path | None = None) -> StatusResult:
-    cursor = Cursor.load(Path(cursor_path or settings.cursor_path).absolute())
+    cursor = Cursor.load(Path(cursor_path or settings.state.cursor).absolute())
     files: list[FileStatus] = []
     found = set()
     for sf in discover(settings):
@@ -88,7 +88,7 @@ def tail_status(settings: Settings, cursor_path: Path | None = None) -> StatusRe
         a.pending = sorted(set(a.pending) | set(f.pending))
     return StatusResult(
         cursorPath=str(cursor.path), agents=[agents[k] for k in sorted(agents)], files=files,
-        pendingBatches=[str(settings.batches_dir.absolute() / f"{b}.json") for b in sorted(cursor.pending_batch_ids())],
+        pendingBatches=[str(settings.state.batches.absolute() / f"{b}.json") for b in sorted(cursor.pending_batch_ids())],
         setAside=_set_aside(settings, cursor),
         lastRun=_last_run(settings),
     )
@@ -100,7 +100,7 @@ def _set_aside(settings: Settings, cursor: Cursor) -> list[SetAsideChunk]:
 
     out = []
     for bid in sorted(cursor.pending_batch_ids()):
-        path = settings.batches_dir.absolute() / f"{bid}.json"
+        path = settings.state.batches.absolute() / f"{bid}.json"
         try:
             state = BatchProgress.load(path)
         except SchemaMismatch:
@@ -113,6 +113,6 @@ def _set_aside(settings: Settings, cursor: Cursor) -> list[SetAsideChunk]:
 
 def _last_run(settings: Settings) -> LastRun | None:
     try:
-        return LastRun.model_validate(orjson.loads((settings.state_dir / "last-run.json").read_bytes()))
+        return LastRun.model_validate(orjson.loads(settings.state.last_run.read_bytes()))
     except (OSError, ValueError):
         return None
