@@ -244,7 +244,7 @@ def _process(settings: Settings, path: Path, *, provider: Any, budget: TokenBudg
         summary.action = "distilled"
         if commit:
             holds = state.holds()
-            commit_partial(settings, path, holds)
+            commit_partial(settings, path, holds, batch)
             summary.action = "partial" if holds else "committed"
             if not holds:
                 lock_path.unlink(missing_ok=True)  # whoever waits on it finds the batch gone and stops

@@ -5,7 +5,8 @@ name a path. So a task's file must be absolute, free of ``..``, resolve (symlink
 to a regular ``.jsonl`` file under a configured source root, and belong to the agent the task
 claims: under ``agents_dir`` that is the folder name (``<agents_dir>/<agentId>/sessions/``),
 under an extra ``sources`` root the root's own ``agent_id``. The distiller's own agent and
-agents outside the allow-list are refused. Stdlib only: the hook's fast path uses it.
+agents outside the allow-list are refused. Which root holds a path is
+:func:`distill.tails.discover.holders`. Stdlib only: the hook's fast path uses it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 from .errors import InvalidTask, SessionGone
 from .settings.core import agent_refusal
 from .settings.hook import HookConfig
+from .tails.discover import holders
 
 
 def check_agent(cfg: HookConfig, agent_id: str) -> None:
@@ -73,24 +75,5 @@ def owner_of(cfg: HookConfig, path: str) -> str | None:
 
 
 def _owners(cfg: HookConfig, resolved: str) -> list[str]:
-    """The agent ids whose roots hold ``resolved``."""
-    owners = []
-    rel = _under(cfg.agents_dir, resolved)
-    if rel is not None:
-        segs = rel.split(os.sep)
-        if len(segs) == 3 and segs[1] == "sessions":
-            owners.append(segs[0])
-    for root, agent in cfg.sources:
-        if _under(root, resolved) is not None:
-            owners.append(agent)
-    return owners
-
-
-def _under(root: str, resolved: str) -> str | None:
-    try:
-        real_root = os.path.realpath(root)
-    except OSError:
-        return None
-    if not resolved.startswith(real_root.rstrip(os.sep) + os.sep):
-        return None
-    return resolved[len(real_root.rstrip(os.sep)) + 1:]
+    """The agent ids of every root that holds ``resolved`` (roots resolved the same way)."""
+    return [agent for agent, _i, _rel in holders(resolved, cfg.agents_dir, cfg.sources, os.path.realpath)]

@@ -10,6 +10,13 @@ the allow-list narrows the rest; ids outside ``[A-Za-z0-9._-]{1,64}`` are ignore
 Archive names (``*.jsonl.reset.*``, ``*.jsonl.deleted.*``, ``*.lock``) are skipped, except
 OpenClaw's archived sessions when ``settings.read_archives`` is on (backfill turns it on). This is
 stat-only — no file is opened here — so that a run over 10,000 unchanged files stays cheap.
+
+Which root holds a path is written once, in :func:`holders`, for two callers with different
+needs: :func:`classify` names the one transcript the daemon's task points at as a walk would
+list it (paths as given, ``abspath``; the first root that accepts it), and
+:mod:`distill.roots` checks an untrusted task's path (symlinks resolved, ``realpath``; every
+root that holds it, so that an ambiguous path is refused). Stdlib only at import: the hook's
+fast path (``distill enqueue``) uses :func:`holders`.
 """
 
 from __future__ import annotations
@@ -17,21 +24,22 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
-from collections import Counter
-from collections.abc import Iterator
+from collections import Counter, namedtuple
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import NamedTuple
 
-from ..config import Settings
+TYPE_CHECKING = False  # not typing's: the hook's fast path must not import typing (nor pydantic)
+if TYPE_CHECKING:
+    from ..config import Settings
 
 OPENCLAW_FORMAT = "openclaw"
 
 
-class SessionFile(NamedTuple):
-    path: str
-    agent: str
-    format: str  # a format name, or "auto": detect from the first line
-    st: os.stat_result
+class SessionFile(namedtuple("SessionFile", "path agent format st")):
+    """``path``, ``agent``, ``format`` (a format name, or "auto": detect from the first line),
+    ``st`` (its ``os.stat_result``)."""
+
+    __slots__ = ()
 
     @property
     def key(self) -> str:
@@ -131,19 +139,41 @@ def classify(settings: Settings, path: str | os.PathLike) -> SessionFile | None:
     name = os.path.basename(p)
     if _is_archive(name):
         return None
-    rel = os.path.relpath(p, os.path.abspath(settings.agents_dir)).split(os.sep)
-    if len(rel) == 3 and rel[0] != ".." and rel[1] == "sessions" and name.endswith(".jsonl"):
-        if not settings.agent_is_read(rel[0]):
-            return None
+    roots = [(str(r.path), r.agent_id) for r in settings.sources]
+    for agent, i, rel in holders(p, str(settings.agents_dir), roots, os.path.abspath):
+        if i < 0:
+            if not name.endswith(".jsonl"):
+                continue
+            if not settings.agent_is_read(agent):
+                return None
+            fmt = OPENCLAW_FORMAT
+        else:
+            if not settings.agent_is_read(agent) or not _glob_match(rel, settings.sources[i].glob):
+                continue
+            fmt = settings.sources[i].format
         st = _regular_stat(p)
-        return SessionFile(p, rel[0], OPENCLAW_FORMAT, st) if st else None
-    for root in settings.sources:
-        rel = os.path.relpath(p, os.path.abspath(root.path)).split(os.sep)
-        if rel[0] == ".." or not settings.agent_is_read(root.agent_id) or not _glob_match(rel, root.glob):
-            continue
-        st = _regular_stat(p)
-        return SessionFile(p, root.agent_id, root.format, st) if st else None
+        return SessionFile(p, agent, fmt, st) if st else None
     return None
+
+
+def holders(path: str, agents_dir: str, sources: Sequence[tuple[str, str]],
+            norm: Callable[[str], str]) -> Iterator[tuple[str, int, list[str]]]:
+    """Every root that holds ``path``, in order: ``(agent id, index in sources or -1 for
+    agents_dir, path parts below the root)``. ``path`` is already normalised by ``norm``
+    (``os.path.abspath``, or ``os.path.realpath`` to see through symlinks), the roots are
+    normalised with it here. Under ``agents_dir`` only ``<agentId>/sessions/<file>`` counts."""
+    rel = _below(norm(agents_dir), path)
+    if rel is not None and len(rel) == 3 and rel[1] == "sessions":
+        yield rel[0], -1, rel
+    for i, (root, agent) in enumerate(sources):
+        rel = _below(norm(root), path)
+        if rel is not None:
+            yield agent, i, rel
+
+
+def _below(root: str, path: str) -> list[str] | None:
+    prefix = root.rstrip(os.sep) + os.sep
+    return path[len(prefix):].split(os.sep) if path.startswith(prefix) else None
 
 
 def _glob_match(rel: list[str], pattern: str) -> bool:

@@ -341,17 +341,18 @@ class BatchProgress(BaseModel):
         return out
 
 
-def commit_partial(settings: Settings, batch_file: Path, holds: dict[str, int]) -> RunSummary:
+def commit_partial(settings: Settings, batch_file: Path, holds: dict[str, int],
+                   batch: Batch | None = None) -> RunSummary:
     """Commit a batch except where set-aside chunks hold it.
 
     A cursor is an offset, not a set of ranges, so a file with a held turn advances only to
     that turn's first byte and keeps its pending range from there (the file waits, as with any
     pending batch); every other file of the batch is committed in full. Idempotent."""
     if not holds:
-        return commit_batch(settings, batch_file)
+        return commit_batch(settings, batch_file, batch)
     t0 = time.monotonic()
     with state_lock(settings):
-        batch, where = _locate(settings, batch_file)
+        batch, where = _locate(settings, batch_file, batch)
         if where != "pending":
             raise DistillError(f"batch {batch.batchId} is {where}; a partial commit needs a pending batch")
         cursor = Cursor.load(_cursor_path_of(settings, batch))
@@ -380,8 +381,11 @@ def commit_partial(settings: Settings, batch_file: Path, holds: dict[str, int]) 
 
 # --- commit / abort -------------------------------------------------------------------------
 
-def _locate(settings: Settings, batch_file: Path) -> tuple[Batch, str]:
-    """Find a batch wherever its life has taken it: ("pending" | "done" | "aborted", batch)."""
+def _locate(settings: Settings, batch_file: Path, batch: Batch | None = None) -> tuple[Batch, str]:
+    """Find a batch wherever its life has taken it: (batch, "pending" | "done" | "aborted").
+    ``batch``: the batch the caller already loaded from ``batch_file`` (not read again)."""
+    if batch is not None:
+        return batch, _where(settings, batch.batchId)
     path = Path(batch_file)
     candidates = [path]
     name = path.name if path.suffix == ".json" else f"{path.name}.json"
@@ -389,18 +393,23 @@ def _locate(settings: Settings, batch_file: Path) -> tuple[Batch, str]:
     for p in candidates:
         if p.is_file():
             batch = load_batch(p)
-            for where, folder in (("done", settings.state.done), ("aborted", settings.state.aborted)):
-                if (folder / f"{batch.batchId}.json").exists():
-                    return batch, where
-            return batch, "pending"
+            return batch, _where(settings, batch.batchId)
     raise DistillError(f"batch file {batch_file} does not exist (nor under {settings.state.batches})")
 
 
-def commit_batch(settings: Settings, batch_file: Path) -> RunSummary:
-    """Mark a batch's ranges committed: its memories are stored. Idempotent."""
+def _where(settings: Settings, batch_id: str) -> str:
+    for where, folder in (("done", settings.state.done), ("aborted", settings.state.aborted)):
+        if (folder / f"{batch_id}.json").exists():
+            return where
+    return "pending"
+
+
+def commit_batch(settings: Settings, batch_file: Path, batch: Batch | None = None) -> RunSummary:
+    """Mark a batch's ranges committed: its memories are stored. Idempotent. ``batch``: the
+    batch as the caller loaded it from ``batch_file`` (the pipeline), so it is not read twice."""
     t0 = time.monotonic()
     with state_lock(settings):
-        batch, where = _locate(settings, batch_file)
+        batch, where = _locate(settings, batch_file, batch)
         cursor = Cursor.load(_cursor_path_of(settings, batch))
         if where == "aborted":
             raise DistillError(
