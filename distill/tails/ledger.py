@@ -1,4 +1,7 @@
-"""A batch: the new turns of a run, and exactly which byte ranges of which files they cover.
+"""The batch ledger. A batch: the new turns of a run, and exactly which byte ranges of which
+files they cover. Reading them is :mod:`distill.tails.reader`'s; this module owns what a batch
+then goes through, under the state lock: create, reconcile, commit, abort, pending, prune, and
+the last-run record. Paths come from :mod:`distill.tails.state`.
 
 The keys of the script this replaces (``version``, ``createdAtMs``, ``agents[].agentId``,
 ``agents[].messages[].{ts, role, text}``, ``touchedFiles``) are kept so that cron prompts
