@@ -40,7 +40,7 @@ from .config import Settings
 from .errors import ConfigError
 from .lock import FileLock
 from .summary import RunSummary
-from .tails.reader import TailWalk
+from .tails.reader import dry_walks
 
 PLAN_VERSION = 1
 
@@ -156,29 +156,33 @@ def select(settings: Settings, limits: dict[str, int], *, agent: str | None, sin
     return out
 
 
-def estimate(settings: Settings, todo: list[FileTodo], limits: dict[str, int]) -> tuple[Estimate, TailWalk]:
-    """Read what the backfill would read, with the reader a real run uses but writing nothing,
-    and chunk it as the distiller would; spend nothing. Also returns the walk (files, bytes)."""
+def estimate(settings: Settings, todo: list[FileTodo], limits: dict[str, int]) -> tuple[Estimate, int, int]:
+    """What the backfill would read and send, with nothing spent or written: ``(estimate,
+    files, bytes)``. Read by the reader a real run uses (:func:`distill.tails.reader.dry_walks`),
+    batch by batch, and chunked per batch as the distiller would."""
     from .distiller.chunking import chunk_batch
     from .distiller.prompts import call_tokens
     from .distiller.schema import output_token_cap
     from .tails.cursor import Cursor
     from .tails.ledger import BatchAgent, BatchMessage
 
-    walk = TailWalk(settings, Cursor.load(cursor_path(settings)), "dry-run", _limit(limits), dry_run=True)
-    walk.walk(file_filter=_only_todo(todo))
-    agents = {a: [BatchMessage(**m) for m in msgs] for a, msgs in walk.messages.items()}
-    chunks = chunk_batch([BatchAgent(agentId=a, messages=m) for a, m in agents.items()],
-                         chunk_tokens=settings.chunk_tokens, overlap_turns=settings.chunk_overlap_turns)
+    turns = nbytes = 0
+    files: set[str] = set()
+    chunks = []
+    for walk in dry_walks(settings, Cursor.load(cursor_path(settings)), file_filter=_only_todo(todo),
+                        read_limit=_limit(limits)):
+        turns, nbytes, files = turns + walk.turns, nbytes + walk.bytes, files | walk.files_read
+        agents = [BatchAgent(agentId=a, messages=[BatchMessage(**m) for m in ms]) for a, ms in sorted(walk.messages.items())]
+        chunks += chunk_batch(agents, chunk_tokens=settings.chunk_tokens, overlap_turns=settings.chunk_overlap_turns)
     offline = settings.llm == "rules"
     return Estimate(
-        turns=walk.turns,
+        turns=turns,
         chunks=len(chunks),
         llm_calls=0 if offline else len(chunks),
         tokens=0 if offline else sum(call_tokens(c) for c in chunks),
         output_tokens_max=0 if offline else len(chunks) * (settings.llm_max_output_tokens or output_token_cap()),
         provider=settings.llm,
-    ), walk
+    ), len(files), nbytes
 
 
 def _only_todo(todo: list[FileTodo]) -> Callable[[Path, os.stat_result], bool]:
@@ -209,8 +213,7 @@ def run_backfill(settings: Settings, *, agent: str | None = None, since: str | N
         report.todo, report.files, report.bytes = todo, len(todo), sum(t.bytes for t in todo)
         if dry_run:
             report.action = "dry-run"
-            report.estimate, walk = estimate(settings, todo, limits)
-            report.files, report.bytes = walk.files, walk.bytes  # what a run reads, not the plan's bound
+            report.estimate, report.files, report.bytes = estimate(settings, todo, limits)  # not the plan's bound
             return report
         from .pipeline import run_distill
 

@@ -259,6 +259,7 @@ def test_dry_run_reads_what_the_real_backfill_then_reads(tmp_path, monkeypatch, 
 
     real = run_backfill(s)
     assert real.summary.turns == dry.estimate.turns
+    assert real.summary.counters["chunks"] == dry.estimate.chunks
     if per_agent == 2:
         assert real.summary.counters["batches_committed"] > 1
     after = Cursor.load(root / "backfill-cursor.json").files

@@ -19,8 +19,8 @@ run (``backfill --dry-run``) only counts it, so an estimate cannot drift from a 
 
 from __future__ import annotations
 
+import itertools
 import os
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -135,20 +135,18 @@ class TailWalk:
     """One run's walk over the files: reads the new tails and collects turns and ranges.
 
     It moves the cursor entries it holds (in memory; the ledger saves them) and marks each
-    range it read pending on ``batch_id``. With ``dry_run`` it writes nothing at all (the
-    cursor it was given is a throw-away copy, the digests of committed turns are only read)
-    and no agent's message cap ends it early: it reads what a run and all the runs after it
-    would, which is what ``backfill --dry-run`` estimates from.
+    range it read pending on ``batch_id``. Files are only read; the one thing it writes is
+    the digests of committed turns (``seen``), when a file is replaced, truncated or gone —
+    :func:`dry_walks` gives it a ``seen`` that keeps those changes in memory.
     """
 
     def __init__(self, settings: Settings, cursor: Cursor, batch_id: str,
-                 read_limit: Callable[[str], int | None] | None = None, *, dry_run: bool = False):
+                 read_limit: Callable[[str], int | None] | None = None, *, seen: SeenTurns | None = None):
         self.settings = settings
         self.cursor = cursor
-        self.seen: SeenTurns = _ReadOnlySeen(cursor.path) if dry_run else SeenTurns(cursor.path)
+        self.seen = seen if seen is not None else SeenTurns(cursor.path)
         self.batch_id = batch_id
         self.read_limit = read_limit
-        self.max_messages = sys.maxsize if dry_run else settings.max_messages_per_agent
         self.counters: Counter = Counter()
         self.messages: dict[str, list[dict]] = {}  # per agent: BatchMessage fields (see _message)
         self.ranges: list[dict] = []  # FileRange fields
@@ -157,7 +155,7 @@ class TailWalk:
         self.capped: set[str] = set()
         self.dirty = False
         self._by_path: dict[str, str] | None = None
-        self.files = 0
+        self.files_read: set[str] = set()  # keys of the files whose range it moved
         self.bytes = 0
 
     def walk(self, only_files: set[Path] | None = None,
@@ -178,6 +176,10 @@ class TailWalk:
             for key in [k for k in self.cursor.files if k not in found]:
                 if only_paths is None or self.cursor.files[key]["path"] in only_paths:
                     self.missing(key)
+
+    @property
+    def files(self) -> int:
+        return len(self.files_read)
 
     @property
     def turns(self) -> int:
@@ -337,7 +339,7 @@ class TailWalk:
                                 counters=self.counters, limits=TurnLimits.from_settings(self.settings))
         reader = TailReader(fd, start, stop, max_line=self.settings.max_line_bytes,
                             skip_first=bool(entry.get("skip")), final=final)
-        room = self.max_messages - len(self.messages.get(agent, ()))
+        room = self.settings.max_messages_per_agent - len(self.messages.get(agent, ()))
         turns, cap = self._parse(entry["path"], fmt.could_yield_at, parser.feed, reader, room)
         capped = cap is not None
         end, too_long = cap if cap is not None else (reader.end, reader.too_long)
@@ -360,7 +362,7 @@ class TailWalk:
         self.dirty = True
         if end == start and skip == bool(entry.get("skip")):
             return
-        self.files += 1
+        self.files_read.add(key)
         self.bytes += end - start
         if not turns:
             entry["offset"], entry["skip"] = end, skip  # nothing to distill: done at once
@@ -487,6 +489,31 @@ def _only(only_files: set[Path] | None) -> tuple[set[str] | None, set[str] | Non
     return keys, paths
 
 
+
+
+def dry_walks(settings: Settings, cursor: Cursor, *,
+              file_filter: Callable[[Path, os.stat_result], bool] | None = None,
+              read_limit: Callable[[str], int | None] | None = None) -> Iterator[TailWalk]:
+    """The batches a run that distils and commits each one would cut, one walk per batch, with
+    nothing written: each batch's ranges are committed in ``cursor`` (in memory: a throw-away
+    copy, never saved) before the next walk, so the turns, bytes and chunks are the real run's,
+    per-agent message cap included. ``backfill --dry-run`` estimates from it."""
+    seen = _ReadOnlySeen(cursor.path)
+    for n in itertools.count():
+        walk = TailWalk(settings, cursor, f"dry-run-{n}", read_limit, seen=seen)
+        walk.walk(None, file_filter)
+        yield walk
+        if not walk.turns:
+            return
+        for _key, entry in cursor.entries_pending_on(walk.batch_id):
+            _start, end, skip = entry["pending"].pop(walk.batch_id)
+            entry["offset"], entry["skip"] = end, bool(skip)
+        digests: dict[str, list[bytes]] = {}
+        for messages in walk.messages.values():
+            for m in messages:
+                digests.setdefault(m["id"].rsplit(":", 1)[0], []).append(turn_digest(m["role"], m["text"]))
+        for key, ds in digests.items():
+            seen.add(key, ds)
 
 
 class _ReadOnlySeen(SeenTurns):
