@@ -269,10 +269,10 @@ def distill_batch_file(settings: Settings, path: Path, *, commit: bool,
     started = time.monotonic()
     path = Path(path)
     if not path.is_file():
-        for state in ("done", "aborted"):
-            if (settings.state.batches / state / path.name).is_file():
-                raise DistillError(f"batch {path.name} was already {'committed' if state == 'done' else 'aborted'} "
-                                   f"(it is in {settings.state.batches / state}); there is nothing to distil")
+        for folder, what in ((settings.state.done, "committed"), (settings.state.aborted, "aborted")):
+            if (folder / path.name).is_file():
+                raise DistillError(f"batch {path.name} was already {what} "
+                                   f"(it is in {folder}); there is nothing to distil")
         raise ConfigError(f"batch file {path} does not exist; `distill run` prints the batch file it made")
     provider = get_provider(settings)
     try:
