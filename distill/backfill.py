@@ -166,21 +166,22 @@ def estimate(settings: Settings, todo: list[FileTodo], limits: dict[str, int]) -
     from .tails.cursor import Cursor
     from .tails.ledger import BatchAgent, BatchMessage
 
-    turns = nbytes = 0
+    offline = settings.llm == "rules"
+    turns = nbytes = nchunks = tokens = 0
     files: set[str] = set()
-    chunks = []
     for walk in dry_walks(settings, Cursor.load(cursor_path(settings)), file_filter=_only_todo(todo),
-                        read_limit=_limit(limits)):
+                          read_limit=_limit(limits)):  # one batch at a time: memory stays one batch's
         turns, nbytes, files = turns + walk.turns, nbytes + walk.bytes, files | walk.files_read
         agents = [BatchAgent(agentId=a, messages=[BatchMessage(**m) for m in ms]) for a, ms in sorted(walk.messages.items())]
-        chunks += chunk_batch(agents, chunk_tokens=settings.chunk_tokens, overlap_turns=settings.chunk_overlap_turns)
-    offline = settings.llm == "rules"
+        chunks = chunk_batch(agents, chunk_tokens=settings.chunk_tokens, overlap_turns=settings.chunk_overlap_turns)
+        nchunks += len(chunks)
+        tokens += 0 if offline else sum(call_tokens(c) for c in chunks)
     return Estimate(
         turns=turns,
-        chunks=len(chunks),
-        llm_calls=0 if offline else len(chunks),
-        tokens=0 if offline else sum(call_tokens(c) for c in chunks),
-        output_tokens_max=0 if offline else len(chunks) * (settings.llm_max_output_tokens or output_token_cap()),
+        chunks=nchunks,
+        llm_calls=0 if offline else nchunks,
+        tokens=tokens,
+        output_tokens_max=0 if offline else nchunks * (settings.llm_max_output_tokens or output_token_cap()),
         provider=settings.llm,
     ), len(files), nbytes
 
