@@ -263,7 +263,7 @@ def _add(total: RunSummary, part: RunSummary) -> None:
 def distill_batch_file(settings: Settings, path: Path, *, commit: bool,
                        progress: Progress | None = None) -> RunSummary:
     """``distill distill --batch-file F``: distil one batch made by ``run``; commit it if asked."""
-    from .llm.base import get_provider
+    from .providers.base import get_provider
 
     started = time.monotonic()
     path = Path(path)
@@ -291,7 +291,7 @@ def run_distill(settings: Settings, *, only_files: set[Path] | None = None,
                 progress: Progress | None = None) -> RunSummary:
     """Retry pending batches, then cut and distil new ones until the tails are drained."""
     from .batch import create_batch, pending_batches, record_last_run
-    from .llm.base import get_provider
+    from .providers.base import get_provider
 
     started = time.monotonic()
     total = RunSummary(action="noop")
@@ -347,7 +347,7 @@ def retry_failed(settings: Settings, *, drop: bool = False, batch_file: Path | N
                  progress: Progress | None = None) -> RunSummary:
     """``distill retry``: map the set-aside chunks again (or, with ``drop``, give them up), store
     what they yield and commit every range no chunk holds any more."""
-    from .llm.base import get_provider
+    from .providers.base import get_provider
 
     started = time.monotonic()
     total = RunSummary(action="noop")

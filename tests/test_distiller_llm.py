@@ -10,7 +10,7 @@ import pytest
 
 from distill.config import load_settings
 from distill.errors import BudgetExceeded, PermanentError, TransientError
-from distill.llm.base import get_provider
+from distill.providers.base import get_provider
 from distill.errors import MapFailed
 from distill.pipeline import distill_batch
 from distill.budget import TokenBudget

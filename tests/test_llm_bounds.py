@@ -14,9 +14,9 @@ from distill.config import load_settings
 from distill.distiller.mapper import salvage_items
 from distill.distiller.schema import REQUIRED, output_token_cap, response_schema
 from distill.errors import TransientError
-from distill.llm.base import LLMRequest, get_provider
-from distill.llm.gemini import _SCHEMA_KEYWORDS, gemini_json_schema
-from distill.llm.openai_compat import _OPENAI_KEYWORDS, openai_subset, strict_compatible
+from distill.providers.base import LLMRequest, get_provider
+from distill.providers.gemini import _SCHEMA_KEYWORDS, gemini_json_schema
+from distill.providers.openai_compat import _OPENAI_KEYWORDS, openai_subset, strict_compatible
 from distill.pipeline import distill_batch
 from tests.distiller_helpers import PEP668_PITFALL, batch_of
 from tests.fakes import FakeGemini, FakeOpenAI

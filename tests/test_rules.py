@@ -2,7 +2,7 @@
 preferences, decisions and error-then-fix pitfalls, and nothing from small talk."""
 
 from distill.config import load_settings
-from distill.llm.rules import RulesProvider, find_entities
+from distill.distiller.rules import RulesProvider, find_entities
 from distill.pipeline import distill_batch
 
 from tests.distiller_helpers import batch_of

@@ -6,7 +6,7 @@ import re
 
 from distill.batch import Batch, BatchAgent, BatchMessage, FileRange
 from distill.config import load_settings
-from distill.llm.rules import RulesProvider, find_entities, zh_keywords
+from distill.distiller.rules import RulesProvider, find_entities, zh_keywords
 from distill.pipeline import distill_batch
 
 

@@ -169,7 +169,7 @@ class Mapper:
         res.counters["chunks_failed"] += 1
 
     def _complete(self, user: str, res: ChunkResult):
-        from ..llm.base import LLMRequest
+        from ..providers.base import LLMRequest
 
         estimate = estimate_tokens(SYSTEM) + estimate_tokens(user) + self.max_output_tokens
         reservation = self.budget.reserve(estimate) if self.budget else 0

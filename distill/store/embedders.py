@@ -136,7 +136,7 @@ class OpenAIEmbedder:
         return arr
 
     def _post(self, body: dict) -> dict:
-        from ..llm.failures import (
+        from ..providers.failures import (
             connection_error,
             error_message,
             not_json_error,
@@ -166,7 +166,7 @@ EMBED_TIMEOUT = 60.0  # seconds per embedding request
 
 def embed_endpoint(url: str, model: str):
     """Where an embedding call went and which settings steer it, for the shared HTTP-error mapping."""
-    from ..llm.failures import Endpoint
+    from ..providers.failures import Endpoint
 
     return Endpoint(label=f"embeddings ({model})", url=url,
                     key_hint="set a valid key in DISTILL_EMBED_API_KEY (embed_api_key in config.toml)",
@@ -222,7 +222,7 @@ class GeminiEmbedder:
     def _call(self, texts: list[str], config):
         from google.genai import errors
 
-        from ..llm.failures import connection_error, genai_error, timeout_error, transport_errors
+        from ..providers.failures import connection_error, genai_error, timeout_error, transport_errors
 
         timeouts, transport = transport_errors()  # google-genai sends through httpx2 when installed
         try:

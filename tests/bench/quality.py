@@ -105,7 +105,7 @@ def match(produced: list[str], expected: list[dict], threshold: float,
 
 def quality(args: argparse.Namespace) -> dict:
     from distill.budget import TokenBudget
-    from distill.llm.base import get_provider
+    from distill.providers.base import get_provider
 
     tmp = Path(tempfile.mkdtemp(prefix="distill-quality-"))
     over = {"llm": args.provider, "state_dir": tmp}

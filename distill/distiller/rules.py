@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..distiller.chunking import Chunk
-from ..distiller.schema import CandidateOut
+from .chunking import Chunk
+from .schema import CandidateOut
 from ..errors import PermanentError
 
 MODEL = "rules-v1"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ..errors import DistillError, PermanentError, TransientError
 from ..retry import RETRYABLE_STATUS, parse_retry_after
 
-log = logging.getLogger("distill.llm")
+log = logging.getLogger("distill.providers")
 
 
 @dataclass(frozen=True)

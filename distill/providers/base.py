@@ -104,6 +104,6 @@ def get_provider(settings: "Settings") -> LLMProvider:
         from .openai_compat import OpenAICompatProvider
 
         return OpenAICompatProvider(settings)
-    from .rules import RulesProvider
+    from ..distiller.rules import RulesProvider
 
     return RulesProvider(settings)
