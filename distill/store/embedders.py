@@ -15,7 +15,6 @@ import numpy as np
 
 from ..errors import ConfigError, PermanentError, SchemaMismatch
 from ..registry import Registry
-from ..retry import parse_retry_after
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -142,25 +141,12 @@ class OpenAIEmbedder:
         return arr
 
     def _post(self, body: dict) -> dict:
-        from ..providers.failures import (
-            connection_error,
-            error_message,
-            not_json_error,
-            status_error,
-            timeout_error,
-            transport_errors,
-        )
+        from ..providers.failures import mapped, not_json_error, response_error
 
-        timeouts, transport = transport_errors()
-        try:
+        with mapped(self._endpoint, EMBED_TIMEOUT):
             resp = self._client.post(self.url, json=body)
-        except timeouts as exc:
-            raise timeout_error(self._endpoint, EMBED_TIMEOUT) from exc
-        except transport as exc:
-            raise connection_error(self._endpoint, exc) from exc
         if resp.status_code >= 400:
-            raise status_error(self._endpoint, resp.status_code, error_message(resp),
-                               parse_retry_after(resp.headers.get("retry-after")))
+            raise response_error(self._endpoint, resp)
         try:
             return resp.json()
         except ValueError as exc:
@@ -197,7 +183,9 @@ class GeminiEmbedder:
         self.dimensions = settings.embed_dimensions
         self.batch_size = max(1, min(settings.embed_batch_size, 100))
         self.policy = settings.retry_policy()
-        http = types.HttpOptions(base_url=settings.embed_base_url) if settings.embed_base_url else None
+        http = types.HttpOptions(base_url=settings.embed_base_url,  # None: Google's own
+                                 timeout=int(EMBED_TIMEOUT * 1000),  # milliseconds; the SDK's default is none
+                                 retry_options=types.HttpRetryOptions(attempts=1))  # distill.retry decides
         self._types = types
         self._client = genai.Client(api_key=settings.embed_api_key, http_options=http)
         self._dim = settings.embed_dimensions
@@ -227,19 +215,10 @@ class GeminiEmbedder:
         return arr
 
     def _call(self, texts: list[str], config):
-        from google.genai import errors
+        from ..providers.failures import mapped
 
-        from ..providers.failures import connection_error, genai_error, timeout_error, transport_errors
-
-        timeouts, transport = transport_errors()  # google-genai sends through httpx2 when installed
-        try:
+        with mapped(self._endpoint, EMBED_TIMEOUT):  # google-genai sends through httpx2 when installed
             return self._client.models.embed_content(model=self.model, contents=texts, config=config)
-        except errors.APIError as exc:
-            raise genai_error(self._endpoint, exc) from exc
-        except timeouts as exc:
-            raise timeout_error(self._endpoint, EMBED_TIMEOUT) from exc
-        except transport as exc:
-            raise connection_error(self._endpoint, exc) from exc
 
 
 def make_embedder(settings: "Settings") -> Embedder:
