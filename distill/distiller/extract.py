@@ -51,7 +51,7 @@ class Extraction:
 
 class Extractor(Protocol):
     name: str  # books usage and goes into each memory's metadata ("rules", "gemini", "openai")
-    model: str | None
+    model: str
     written: bool  # candidates are a model's prose: validation's style checks apply
 
     def extract(self, chunk: Chunk, budget: "TokenBudget | None") -> Extraction: ...
