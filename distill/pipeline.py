@@ -33,6 +33,7 @@ from .tails.state import distilling_lock
 from .budget import TokenBudget
 from .config import Settings
 from .distiller.chunking import Chunk, chunk_batch
+from .distiller.extract import Extractor, make_extractor
 from .distiller.mapper import ChunkResult, Mapper
 from .distiller.prompts import PROMPT_VERSION
 from .distiller.reduce import Memory, reduce_candidates
@@ -54,33 +55,25 @@ class Distilled:
     chunks: int = 0
 
 
-def _mapper(settings: Settings, provider: Any, budget: TokenBudget | None) -> Mapper:
-    return Mapper(provider, provider_name=getattr(provider, "name", settings.llm), budget=budget,
-                  max_output_tokens=settings.llm_max_output_tokens)
-
-
-def _reduce(settings: Settings, batch: Batch, provider: Any, model: str | None, candidates: list[Candidate],
+def _reduce(settings: Settings, batch: Batch, extractor: Extractor, candidates: list[Candidate],
             counters: Counter) -> list[Memory]:
     messages = {m.id: m for agent in batch.agents for m in agent.messages}
     return reduce_candidates(
         candidates, messages, max_per_agent=settings.max_per_agent, max_global=settings.max_global,
-        provider=getattr(provider, "name", settings.llm), model=model, prompt_version=PROMPT_VERSION,
-        counters=counters,
+        provider=extractor.name, model=extractor.model, prompt_version=PROMPT_VERSION, counters=counters,
     )
 
 
-def distill_batch(settings: Settings, batch: Batch, *, provider: Any, budget: TokenBudget | None,
+def distill_batch(settings: Settings, batch: Batch, *, extractor: Extractor, budget: TokenBudget | None,
                   progress: Progress | None = None) -> Distilled:
     """Map and reduce one whole batch in memory; raises MapFailed (and returns nothing) if any
     chunk failed. The pipeline uses :func:`_process`, which keeps progress per chunk."""
     chunks = chunk_batch(batch.agents, chunk_tokens=settings.chunk_tokens,
                          overlap_turns=settings.chunk_overlap_turns)
     step = (lambda done, total: progress("map", done, total)) if progress else None
-    results = _mapper(settings, provider, budget).map_all(chunks, concurrency=settings.llm_concurrency,
-                                                          progress=step)
+    results = Mapper(extractor, budget=budget).map_all(chunks, concurrency=settings.llm_concurrency, progress=step)
     out = Distilled(chunks=len(chunks))
     candidates: list[Candidate] = []
-    model = getattr(provider, "model", None)
     for r in results:
         out.counters.update(r.counters)
         out.calls += r.calls
@@ -89,7 +82,7 @@ def distill_batch(settings: Settings, batch: Batch, *, provider: Any, budget: To
     failed = [r.failed for r in results if r.failed]
     if failed:
         raise MapFailed("; ".join(failed))
-    out.memories = _reduce(settings, batch, provider, model, candidates, out.counters)
+    out.memories = _reduce(settings, batch, extractor, candidates, out.counters)
     out.counters["chunks"] += len(chunks)
     return out
 
@@ -110,7 +103,7 @@ def _ranges(chunk: Chunk) -> list[list]:
     return list(spans.values())
 
 
-def _map_pending(settings: Settings, path: Path, batch: Batch, state: BatchProgress, *, provider: Any,
+def _map_pending(settings: Settings, path: Path, batch: Batch, state: BatchProgress, *, extractor: Extractor,
                  budget: TokenBudget | None, retry_failed: bool, progress: Progress | None,
                  out: Distilled) -> None:
     """Map the chunks that have no result yet (and the set-aside ones when retrying), saving
@@ -130,12 +123,12 @@ def _map_pending(settings: Settings, path: Path, batch: Batch, state: BatchProgr
         if not r.failed:
             state.chunks[str(r.chunk.index)] = ChunkState(
                 status="mapped", agent=r.chunk.agent_id, candidates=[c.model_dump() for c in r.candidates])
-            if r.calls:  # an answer that was paid for is kept at once; the rules provider's costs nothing
+            if r.calls:  # an answer that was paid for is kept at once; the rules extractor's costs nothing
                 state.save(path)
 
     step = (lambda done, total: progress("map", done, total)) if progress else None
-    results = _mapper(settings, provider, budget).map_all(todo, concurrency=settings.llm_concurrency,
-                                                          progress=step, on_result=keep)
+    results = Mapper(extractor, budget=budget).map_all(todo, concurrency=settings.llm_concurrency,
+                                                       progress=step, on_result=keep)
     failed = [r for r in results if r.failed]
     if not failed:
         return
@@ -194,7 +187,7 @@ def batch_summary(batch: Batch) -> RunSummary:
     )
 
 
-def _process(settings: Settings, path: Path, *, provider: Any, budget: TokenBudget | None, commit: bool,
+def _process(settings: Settings, path: Path, *, extractor: Extractor, budget: TokenBudget | None, commit: bool,
              progress: Progress | None, retry_failed: bool = False, drop_failed: bool = False) -> RunSummary:
     from .tails.ledger import commit_partial, load_batch
 
@@ -213,7 +206,7 @@ def _process(settings: Settings, path: Path, *, provider: Any, budget: TokenBudg
                                                           overlapTurns=settings.chunk_overlap_turns)
         result = Distilled()
         try:
-            _map_pending(settings, path, batch, state, provider=provider, budget=budget,
+            _map_pending(settings, path, batch, state, extractor=extractor, budget=budget,
                          retry_failed=retry_failed, progress=progress, out=result)
             if drop_failed:
                 for c in state.with_status("failed").values():
@@ -222,8 +215,7 @@ def _process(settings: Settings, path: Path, *, provider: Any, budget: TokenBudg
                 state.save(path)
             mapped = state.with_status("mapped")
             candidates = [Candidate.model_validate(c) for chunk in mapped.values() for c in chunk.candidates]
-            model = getattr(provider, "model", None)
-            result.memories = _reduce(settings, batch, provider, model, candidates, result.counters)
+            result.memories = _reduce(settings, batch, extractor, candidates, result.counters)
             if progress:
                 progress("store", 0, len(result.memories))
             added, dup = store_memories(settings, result.memories)
@@ -264,8 +256,6 @@ def _add(total: RunSummary, part: RunSummary) -> None:
 def distill_batch_file(settings: Settings, path: Path, *, commit: bool,
                        progress: Progress | None = None) -> RunSummary:
     """``distill distill --batch-file F``: distil one batch made by ``run``; commit it if asked."""
-    from .llm.base import get_provider
-
     started = time.monotonic()
     path = Path(path)
     if not path.is_file():
@@ -274,12 +264,12 @@ def distill_batch_file(settings: Settings, path: Path, *, commit: bool,
                 raise DistillError(f"batch {path.name} was already {what} "
                                    f"(it is in {folder}); there is nothing to distil")
         raise ConfigError(f"batch file {path} does not exist; `distill run` prints the batch file it made")
-    provider = get_provider(settings)
+    extractor = make_extractor(settings)
     try:
-        summary = _process(settings, path, provider=provider, budget=TokenBudget(settings),
+        summary = _process(settings, path, extractor=extractor, budget=TokenBudget(settings),
                            commit=commit, progress=progress)
     finally:
-        provider.close()
+        extractor.close()
     if summary.action == "busy":
         raise LockBusy(f"{path} is being distilled by another process; try again when it is done")
     summary.seconds = time.monotonic() - started
@@ -292,17 +282,16 @@ def run_distill(settings: Settings, *, only_files: set[Path] | None = None,
                 progress: Progress | None = None) -> RunSummary:
     """Retry pending batches, then cut and distil new ones until the tails are drained."""
     from .tails.ledger import create_batch, pending_batches, record_last_run
-    from .llm.base import get_provider
 
     started = time.monotonic()
     total = RunSummary(action="noop")
-    provider = get_provider(settings)
+    extractor = make_extractor(settings)
     budget = TokenBudget(settings)
     committed = 0
     try:
         for path in pending_batches(settings, cursor_path=cursor_path):
             try:
-                part = _process(settings, Path(path), provider=provider, budget=budget, commit=True,
+                part = _process(settings, Path(path), extractor=extractor, budget=budget, commit=True,
                                 progress=progress)
             except SchemaMismatch:  # a damaged batch file must not stall every later run
                 total.counters["batches_unreadable"] = total.counters.get("batches_unreadable", 0) + 1
@@ -314,14 +303,14 @@ def run_distill(settings: Settings, *, only_files: set[Path] | None = None,
                                 cursor_path=cursor_path, read_limit=read_limit)
             if made.action != "created" or not made.batchFile:
                 break
-            part = _process(settings, Path(made.batchFile), provider=provider, budget=budget, commit=True,
+            part = _process(settings, Path(made.batchFile), extractor=extractor, budget=budget, commit=True,
                             progress=progress)
             committed += part.action in ("committed", "partial")
             _add(total, part)
             if part.action not in ("committed", "partial"):
                 break
     finally:
-        provider.close()
+        extractor.close()
     total.action = "committed" if committed else "noop"
     total.counters["batches_committed"] = committed
     total.seconds = time.monotonic() - started
@@ -348,22 +337,20 @@ def retry_failed(settings: Settings, *, drop: bool = False, batch_file: Path | N
                  progress: Progress | None = None) -> RunSummary:
     """``distill retry``: map the set-aside chunks again (or, with ``drop``, give them up), store
     what they yield and commit every range no chunk holds any more."""
-    from .llm.base import get_provider
-
     started = time.monotonic()
     total = RunSummary(action="noop")
     paths = [Path(batch_file)] if batch_file else set_aside_batches(settings)
     if not paths:
         total.seconds = time.monotonic() - started
         return total
-    provider = get_provider(settings)
+    extractor = make_extractor(settings)
     try:
         for path in paths:
-            part = _process(settings, path, provider=provider, budget=TokenBudget(settings), commit=True,
+            part = _process(settings, path, extractor=extractor, budget=TokenBudget(settings), commit=True,
                             progress=progress, retry_failed=not drop, drop_failed=drop)
             _add(total, part)
             total.action = part.action if total.action in ("noop", "committed") else total.action
     finally:
-        provider.close()
+        extractor.close()
     total.seconds = time.monotonic() - started
     return total

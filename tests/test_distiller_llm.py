@@ -10,7 +10,7 @@ import pytest
 
 from distill.config import load_settings
 from distill.errors import BudgetExceeded, PermanentError, TransientError
-from distill.llm.base import get_provider
+from distill.distiller.extract import make_extractor
 from distill.errors import MapFailed
 from distill.pipeline import distill_batch
 from distill.budget import TokenBudget
@@ -52,12 +52,12 @@ def settings_for(kind, fake, tmp_path, **over):
 def run(kind, behaviours, tmp_path, turns=TURNS, **over):
     with FAKES[kind](behaviours) as fake:
         settings = settings_for(kind, fake, tmp_path, **over)
-        provider = get_provider(settings)
+        extractor = make_extractor(settings)
         try:
-            result = distill_batch(settings, batch_of({"main": turns}), provider=provider,
+            result = distill_batch(settings, batch_of({"main": turns}), extractor=extractor,
                                    budget=TokenBudget(settings))
         finally:
-            provider.close()
+            extractor.close()
         return result, fake
 
 
@@ -192,12 +192,12 @@ def test_chunks_mapped_concurrently_up_to_the_limit(tmp_path):
     with FakeOpenAI([], default=("sleep", 1.0, ("json", GOOD))) as fake:
         settings = settings_for("openai", fake, tmp_path, chunk_tokens=60, chunk_overlap_turns=0,
                                 llm_concurrency=2)
-        provider = get_provider(settings)
+        extractor = make_extractor(settings)
         try:
-            result = distill_batch(settings, batch_of({"main": turns}), provider=provider, budget=None,
+            result = distill_batch(settings, batch_of({"main": turns}), extractor=extractor, budget=None,
                                    progress=lambda stage, done, total: seen.append((stage, done, total)))
         finally:
-            provider.close()
+            extractor.close()
         arrivals = sorted(r.at for r in fake.requests)
     n = len(arrivals)
     assert n == result.counters["chunks"] >= 4 and result.calls == n

@@ -11,12 +11,12 @@ import pytest
 
 from distill.budget import TokenBudget
 from distill.config import load_settings
-from distill.distiller.mapper import salvage_items
+from distill.distiller.extract import make_extractor, salvage_items
 from distill.distiller.schema import REQUIRED, output_token_cap, response_schema
 from distill.errors import TransientError
-from distill.llm.base import LLMRequest, get_provider
-from distill.llm.gemini import _SCHEMA_KEYWORDS, gemini_json_schema
-from distill.llm.openai_compat import _OPENAI_KEYWORDS, openai_subset, strict_compatible
+from distill.providers.base import LLMRequest, get_provider
+from distill.providers.gemini import _SCHEMA_KEYWORDS, gemini_json_schema
+from distill.providers.openai_compat import _OPENAI_KEYWORDS, openai_subset, strict_compatible
 from distill.pipeline import distill_batch
 from tests.distiller_helpers import PEP668_PITFALL, batch_of
 from tests.fakes import FakeGemini, FakeOpenAI
@@ -44,11 +44,11 @@ def settings_for(kind, fake, tmp_path, **over):
 
 def distil(kind, fake, tmp_path, turns=TURNS, **over):
     s = settings_for(kind, fake, tmp_path, **over)
-    provider = get_provider(s)
+    extractor = make_extractor(s)
     try:
-        return distill_batch(s, batch_of({"main": turns}), provider=provider, budget=TokenBudget(s))
+        return distill_batch(s, batch_of({"main": turns}), extractor=extractor, budget=TokenBudget(s))
     finally:
-        provider.close()
+        extractor.close()
 
 
 def walk(node):

@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from distill.config import load_settings
 from distill.errors import ConfigError, PermanentError, TransientError
-from distill.llm import LLMRequest, get_provider
-from distill.llm.gemini import DEFAULT_MODEL, GeminiProvider
+from distill.providers import LLMRequest, get_provider
+from distill.providers.gemini import DEFAULT_MODEL, GeminiProvider
 from tests.fakes import FakeGemini
 from tests.fakes.gemini_server import sent_text
 
@@ -310,6 +310,6 @@ def test_one_client_kept_alive_across_calls_and_threads(fake, tmp_path):
 
 
 def test_importing_the_package_loads_no_llm_client():
-    code = "import sys, distill.llm; print([m for m in ('google.genai', 'httpx') if m in sys.modules])"
+    code = "import sys, distill.providers; print([m for m in ('google.genai', 'httpx') if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

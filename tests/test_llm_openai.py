@@ -11,9 +11,9 @@ from pydantic import BaseModel, ConfigDict
 
 from distill.config import load_settings
 from distill.errors import ConfigError, PermanentError, TransientError
-from distill.llm import LLMRequest, get_provider
-from distill.llm.base import inline_refs
-from distill.llm.openai_compat import OpenAICompatProvider
+from distill.providers import LLMRequest, get_provider
+from distill.providers.base import inline_refs
+from distill.providers.openai_compat import OpenAICompatProvider
 from tests.fakes import FakeOpenAI
 from tests.fakes.openai_server import response_format_type, sent_text
 
@@ -170,7 +170,7 @@ def test_wrong_key_is_rejected_once(tmp_path):
 @pytest.mark.parametrize("headers", [{"Retry-After": "1"}, {"retry-after-ms": "1000"}])
 def test_429_with_retry_after_waits_then_succeeds(fake, tmp_path, headers, caplog):
     fake.push(("status", 429, headers), ("json", ANSWER))
-    with caplog.at_level(logging.WARNING, logger="distill.llm"):
+    with caplog.at_level(logging.WARNING, logger="distill.providers"):
         res = provider(fake, tmp_path, retry_max_wait=1.0).complete(REQ)
     assert res.finish == "stop"
     first, second = fake.requests

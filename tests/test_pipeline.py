@@ -1,4 +1,4 @@
-"""The whole path with the default rules provider, the real cursor and the real LanceDB store:
+"""The whole path with the default rules extractor, the real cursor and the real LanceDB store:
 memories stored, batch committed only after, replays store nothing twice."""
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""The offline rules provider on transcripts in Chinese, English and both: it finds the explicit
+"""The offline rules extractor on transcripts in Chinese, English and both: it finds the explicit
 preferences, decisions and error-then-fix pitfalls, and nothing from small talk."""
 
 from distill.config import load_settings
-from distill.llm.rules import RulesProvider, find_entities
+from distill.distiller.rules import RulesExtractor, find_entities
 from distill.pipeline import distill_batch
 
 from tests.distiller_helpers import batch_of
@@ -10,7 +10,7 @@ from tests.distiller_helpers import batch_of
 
 def distill(turns, tmp_path, agent="main", **over):
     settings = load_settings(state_dir=tmp_path, **over)
-    return distill_batch(settings, batch_of({agent: turns}), provider=RulesProvider(settings), budget=None)
+    return distill_batch(settings, batch_of({agent: turns}), extractor=RulesExtractor(), budget=None)
 
 
 def texts(result):

@@ -6,7 +6,7 @@ import re
 
 from distill.tails.ledger import Batch, BatchAgent, BatchMessage, FileRange
 from distill.config import load_settings
-from distill.llm.rules import RulesProvider, find_entities, zh_keywords
+from distill.distiller.rules import RulesExtractor, find_entities, zh_keywords
 from distill.pipeline import distill_batch
 
 
@@ -22,7 +22,7 @@ def distill(turns, tmp_path, **over):
     batch = Batch(batchId="b", createdAtMs=0, agents=[BatchAgent(agentId="main", messages=msgs)],
                   ranges=[FileRange(path="/t/s.jsonl", dev=0, inode=0, start=0, end=pos, agentId="main")])
     settings = load_settings(state_dir=tmp_path, **over)
-    return distill_batch(settings, batch, provider=RulesProvider(settings), budget=None).memories
+    return distill_batch(settings, batch, extractor=RulesExtractor(), budget=None).memories
 
 
 def test_a_fix_about_something_else_is_not_the_errors_fix(tmp_path):

@@ -5,7 +5,7 @@ in full, with no ``$defs``/``$ref`` (a server that does not resolve references a
 ``{"memories": [{}]}``), and its ``required`` list is exactly the fields the validator
 cannot do without (:data:`REQUIRED`), so a model told "optional" is never dropped for
 leaving a field out. ``maxItems``/``maxLength`` bound what a looping model can emit;
-each provider cuts the schema down to its documented subset (``distill/llm``). No field
+each provider cuts the schema down to its documented subset (``distill/providers``). No field
 descriptions: the instructions say what each field means once, and every call pays for both.
 """
 

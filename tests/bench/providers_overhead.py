@@ -20,7 +20,7 @@ from pydantic import BaseModel
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from distill.config import load_settings  # noqa: E402
-from distill.llm import LLMRequest, get_provider  # noqa: E402
+from distill.providers import LLMRequest, get_provider  # noqa: E402
 from tests.fakes import FakeGemini, FakeOpenAI  # noqa: E402
 
 

@@ -105,7 +105,7 @@ def match(produced: list[str], expected: list[dict], threshold: float,
 
 def quality(args: argparse.Namespace) -> dict:
     from distill.budget import TokenBudget
-    from distill.llm.base import get_provider
+    from distill.distiller.extract import make_extractor
 
     tmp = Path(tempfile.mkdtemp(prefix="distill-quality-"))
     over = {"llm": args.provider, "state_dir": tmp}
@@ -114,7 +114,7 @@ def quality(args: argparse.Namespace) -> dict:
     if args.base_url:
         over["llm_base_url"] = args.base_url
     settings = load_settings(**over)
-    provider = get_provider(settings)
+    extractor = make_extractor(settings)
     budget = TokenBudget(settings) if args.provider != "rules" else None
     totals: dict[str, Counter] = {}
     by_lang: dict[str, Counter] = {}
@@ -128,7 +128,7 @@ def quality(args: argparse.Namespace) -> dict:
             if batch is None:
                 runs.append((item, [], None))
                 continue
-            res = distill_batch(settings, batch, provider=provider, budget=budget)
+            res = distill_batch(settings, batch, extractor=extractor, budget=budget)
             counters.update(res.counters)
             runs.append((item, [m.text for m in res.memories], res))
         vec = embed_all([body(t) for _, produced, _ in runs for t in produced]
@@ -153,7 +153,7 @@ def quality(args: argparse.Namespace) -> dict:
                     if j not in hit_e:
                         print(f"   FN  {e['text'][:150]}")
     finally:
-        provider.close()
+        extractor.close()
         shutil.rmtree(tmp, ignore_errors=True)
 
     def pr(c: Counter) -> dict:

@@ -1,4 +1,5 @@
-"""A fake Gemini API (``POST /v1beta/models/<model>:generateContent``) for google-genai.
+"""A fake Gemini API (``POST /v1beta/models/<model>:generateContent`` and
+``:batchEmbedContents``) for google-genai.
 
 Point the real client at it: ``HttpOptions(base_url=fake.base_url)``. Answers use the
 REST shapes of the real API (camelCase; ``candidates[].content.parts[].text``,
@@ -18,6 +19,7 @@ Behaviours (besides ``sleep``/``drop``/``body`` from :mod:`tests.fakes.scripted_
   (``"SAFETY"``, ``"MAX_TOKENS"``, ``"RECITATION"``, …).
 - ``("empty",)``: one candidate, finishReason STOP, no parts.
 - ``("response", envelope)``: this exact JSON envelope.
+- ``("embeddings"[, dim])``: a batchEmbedContents answer, one ``dim``-d vector (default 8) per request.
 
 ``usage`` overrides the counts: ``{"prompt": 12, "output": 5, "thoughts": 3}``. Without it
 the fake counts about one token per four characters, so usage is never zero.
@@ -32,9 +34,10 @@ import json
 import re
 from typing import Any, Iterable
 
+from .openai_server import vector
 from .scripted_server import Behaviour, Recorded, Reply, ScriptedServer
 
-_PATH = re.compile(r"^/(v1beta|v1|v1alpha)/models/([^/:]+):generateContent$")
+_PATH = re.compile(r"^/(v1beta|v1|v1alpha)/models/([^/:]+):(generateContent|batchEmbedContents)$")
 
 GOOGLE_STATUS = {
     400: "INVALID_ARGUMENT",
@@ -92,7 +95,7 @@ class FakeGemini(ScriptedServer):
         return self.origin
 
     def generate_requests(self) -> list[Recorded]:
-        return [r for r in self.requests if _PATH.match(r.path)]
+        return [r for r in self.requests if r.path.endswith(":generateContent") and _PATH.match(r.path)]
 
     def _next(self, rec: Recorded) -> tuple:
         if not _PATH.match(rec.path) or rec.method != "POST":
@@ -155,6 +158,9 @@ class FakeGemini(ScriptedServer):
             return self.json_reply(200, _envelope(rec, model, [candidate], ""))
         if kind == "response":
             return self.json_reply(200, args[0])
+        if kind == "embeddings":
+            texts = [" ".join(p.get("text", "") for p in r["content"]["parts"]) for r in (rec.body or {}).get("requests", [])]
+            return self.json_reply(200, {"embeddings": [{"values": vector(t, *args)} for t in texts]})
         raise ValueError(f"FakeGemini: unknown behaviour {behaviour!r}")
 
     def _text(self, rec: Recorded, model: str, text: str, usage: dict | None) -> Reply:

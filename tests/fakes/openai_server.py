@@ -1,4 +1,5 @@
-"""A fake OpenAI-compatible chat-completions server (``POST /v1/chat/completions``).
+"""A fake OpenAI-compatible server: chat completions (``POST /v1/chat/completions``) and
+embeddings (``POST /v1/embeddings``).
 
 Answers use the real shapes (``choices[].message.content``, ``finish_reason``, ``usage``;
 errors as ``{"error": {"message", "type", "param", "code"}}``), so any OpenAI-compatible
@@ -16,6 +17,7 @@ Behaviours (besides ``sleep``/``drop``/``body`` from :mod:`tests.fakes.scripted_
 - ``("empty",)``: finish_reason "stop", empty content.
 - ``("finish", reason[, text])``: that finish_reason (e.g. ``"length"``).
 - ``("response", envelope)``: this exact JSON envelope.
+- ``("embeddings"[, dim])``: an embeddings answer, one ``dim``-d vector (default 8) per input.
 
 ``usage`` overrides the counts: ``{"prompt": 12, "output": 5}``; ``usage=False`` on the
 server omits the ``usage`` object, as some local servers do.
@@ -33,6 +35,7 @@ from typing import Any, Iterable
 from .scripted_server import Behaviour, Recorded, Reply, ScriptedServer
 
 PATH = "/v1/chat/completions"
+EMBED_PATH = "/v1/embeddings"
 
 ERROR_TYPES = {
     400: "invalid_request_error",
@@ -104,11 +107,11 @@ class FakeOpenAI(ScriptedServer):
         return super()._next(rec)
 
     def _refuse_early(self, rec: Recorded) -> tuple | None:
-        if rec.path != PATH or rec.method != "POST":
+        if rec.path not in (PATH, EMBED_PATH) or rec.method != "POST":
             return ("status", 404, {}, f"Unknown request URL: {rec.method} {rec.path}")
         if self.api_key is not None and rec.headers.get("authorization") != f"Bearer {self.api_key}":
             return ("status", 401)
-        if not self.json_schema and response_format_type(rec) == "json_schema":
+        if rec.path == PATH and not self.json_schema and response_format_type(rec) == "json_schema":
             return ("reject_json_schema",)
         return None
 
@@ -135,6 +138,10 @@ class FakeOpenAI(ScriptedServer):
             return self._choice(rec, args[1] if len(args) > 1 else "", args[0])
         if kind == "response":
             return self.json_reply(200, args[0])
+        if kind == "embeddings":
+            texts = (rec.body or {}).get("input") or []
+            data = [{"object": "embedding", "index": i, "embedding": vector(t, *args)} for i, t in enumerate(texts)]
+            return self.json_reply(200, {"object": "list", "model": (rec.body or {}).get("model"), "data": data})
         raise ValueError(f"FakeOpenAI: unknown behaviour {behaviour!r}")
 
     def _choice(
@@ -157,6 +164,11 @@ class FakeOpenAI(ScriptedServer):
             output = usage.get("output", len(content or "") // 4)
             envelope["usage"] = {"prompt_tokens": prompt, "completion_tokens": output, "total_tokens": prompt + output}
         return self.json_reply(200, envelope)
+
+
+def vector(text: str, dim: int = 8) -> list[float]:
+    """A fixed, non-zero, not unit-length vector for a text (the embedders normalise it)."""
+    return [float(len(text) % 7 + k + 1) for k in range(dim)]
 
 
 def _dump(payload: Any) -> str:

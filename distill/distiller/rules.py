@@ -19,11 +19,12 @@ which is how small talk stays out.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any
 
-from ..distiller.chunking import Chunk
-from ..distiller.schema import CandidateOut
-from ..errors import PermanentError
+from .chunking import Chunk
+from .extract import Extraction
+from .schema import CandidateOut
 
 MODEL = "rules-v1"
 MAX_QUOTE = 220
@@ -274,27 +275,20 @@ def _statement_kind(sentence: str, author: str) -> str | None:
     return None
 
 
-class RulesProvider:
-    """A provider with no prompts: :meth:`extract` reads a chunk and proposes candidates."""
+class RulesExtractor:
+    """The offline extractor: reads a chunk's turns, no prompt, no call, no cost."""
 
     name = "rules"
     model = MODEL
+    written = False  # its bodies are labelled quotes, not a model's prose
 
-    def __init__(self, settings: Any = None):
-        self.settings = settings
-
-    def complete(self, req: Any) -> Any:
-        raise PermanentError(
-            "the rules provider takes no prompts; the distiller calls RulesProvider.extract(chunk). "
-            "Set DISTILL_LLM=gemini or openai to use a language model"
-        )
+    def extract(self, chunk: Chunk, budget: Any = None) -> Extraction:
+        turns = chunk.turns()
+        found = [*self._statements(turns), *self._pitfalls(turns)]
+        return Extraction(candidates=found, counters=Counter(candidates_proposed=len(found)))
 
     def close(self) -> None:
         pass
-
-    def extract(self, chunk: Chunk) -> list[CandidateOut]:
-        turns = chunk.turns()
-        return [*self._statements(turns), *self._pitfalls(turns)]
 
     def _statements(self, turns: list) -> list[CandidateOut]:
         out: list[CandidateOut] = []

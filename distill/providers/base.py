@@ -1,4 +1,5 @@
-"""The one small interface every distiller model sits behind.
+"""The one small interface every chat model sits behind (transport only: the prompt and the
+parsing of the answer are the distiller's, :mod:`distill.distiller.extract`).
 
 A provider turns (system prompt, user text, expected JSON schema) into the raw JSON text
 the model returned, its token usage and why it stopped. It does not parse or validate the
@@ -14,6 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from ..registry import Registry
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -94,16 +97,24 @@ class LLMProvider(Protocol):
     def close(self) -> None: ...
 
 
+PROVIDERS: Registry[LLMProvider] = Registry("DISTILL_LLM")
+
+
+@PROVIDERS.register("gemini")
+def _gemini(settings: "Settings") -> LLMProvider:
+    from .gemini import GeminiProvider
+
+    return GeminiProvider(settings)
+
+
+@PROVIDERS.register("openai")
+def _openai(settings: "Settings") -> LLMProvider:
+    from .openai_compat import OpenAICompatProvider
+
+    return OpenAICompatProvider(settings)
+
+
 def get_provider(settings: "Settings") -> LLMProvider:
-    """The provider ``settings.llm`` names; heavy clients are imported only here."""
-    if settings.llm == "gemini":
-        from .gemini import GeminiProvider
-
-        return GeminiProvider(settings)
-    if settings.llm == "openai":
-        from .openai_compat import OpenAICompatProvider
-
-        return OpenAICompatProvider(settings)
-    from .rules import RulesProvider
-
-    return RulesProvider(settings)
+    """The chat provider ``settings.llm`` names; heavy clients are imported only here.
+    (``rules`` is no provider: :func:`distill.distiller.extract.make_extractor` resolves it.)"""
+    return PROVIDERS.make(settings.llm, settings)

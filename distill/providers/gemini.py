@@ -17,28 +17,19 @@ streaming bytes would hold it forever: each attempt runs on a worker thread and 
 
 from __future__ import annotations
 
-import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from google import genai
-from google.genai import errors as genai_errors
 from google.genai import types
+
 from ..config import Settings
 from ..errors import ConfigError
 from ..retry import RetryPolicy
 from .base import Finish, LLMRequest, LLMResponse, Usage
-from .failures import (
-    Endpoint,
-    connection_error,
-    genai_error,
-    log_retry,
-    not_json_error,
-    timeout_error,
-    transport_errors,
-)
+from .failures import Endpoint, log_retry, mapped, timeout_error
 
 DEFAULT_MODEL = "gemini-3.1-flash-lite"  # stable, cheapest text model of the current generation
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
@@ -47,9 +38,6 @@ KEY_VARIABLES = ("DISTILL_LLM_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
 _BLOCK_FINISH = frozenset(
     {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "LANGUAGE", "IMAGE_SAFETY"}
 )
-
-
-_TIMEOUTS, _TRANSPORT = transport_errors()
 
 
 def resolve_api_key(settings: Settings) -> str:
@@ -105,18 +93,11 @@ class GeminiProvider:
     def _once(self, user: str, config: types.GenerateContentConfig) -> LLMResponse:
         call = self._calls.submit(self._client.models.generate_content, model=self.model, contents=user, config=config)
         try:
-            response = call.result(timeout=self.timeout)
+            with mapped(self._endpoint, self.timeout):
+                response = call.result(timeout=self.timeout)
         except FutureTimeout as exc:  # the thread finishes (or fails) on its own; its answer is dropped
             call.cancel()
             raise timeout_error(self._endpoint, self.timeout) from exc
-        except genai_errors.APIError as exc:
-            raise genai_error(self._endpoint, exc) from exc
-        except _TIMEOUTS as exc:
-            raise timeout_error(self._endpoint, self.timeout) from exc
-        except _TRANSPORT as exc:
-            raise connection_error(self._endpoint, exc) from exc
-        except json.JSONDecodeError as exc:
-            raise not_json_error(self._endpoint, exc.doc) from exc
         return self._to_response(response)
 
     def _to_response(self, response: types.GenerateContentResponse) -> LLMResponse:

@@ -4,18 +4,27 @@ The one mapping for chat and embeddings, for both HTTP stacks (httpx, and google
 httpx2 fork with its ``APIError``): a 429 from Gemini and a 429 from Ollama read the same to
 the user and to :mod:`distill.retry`: retryable statuses become :class:`TransientError`
 (carrying Retry-After), the rest :class:`PermanentError` naming the setting to fix.
+
+Every call site uses two entry points: ``with mapped(endpoint, timeout):`` around the call
+(transport errors and timeouts of httpx and httpx2, google-genai's ``APIError``, a body that
+is not JSON) and :func:`response_error` for an error response read with httpx.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 import re
+import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Iterator
 
 from ..errors import DistillError, PermanentError, TransientError
 from ..retry import RETRYABLE_STATUS, parse_retry_after
 
-log = logging.getLogger("distill.llm")
+log = logging.getLogger("distill.providers")
 
 
 @dataclass(frozen=True)
@@ -82,6 +91,44 @@ def genai_retry_after(exc: BaseException) -> float | None:
     return None
 
 
+@contextmanager
+def mapped(ep: Endpoint, timeout: float) -> Iterator[None]:
+    """Every way a call can fail outside an HTTP status, from either stack, as our error."""
+    timeouts, transport = transport_errors()
+    try:
+        yield
+    except DistillError:
+        raise
+    except timeouts as exc:
+        raise timeout_error(ep, timeout) from exc
+    except transport as exc:
+        raise connection_error(ep, exc) from exc
+    except json.JSONDecodeError as exc:  # google-genai parses the body itself
+        raise not_json_error(ep, exc.doc) from exc
+    except Exception as exc:
+        errors = sys.modules.get("google.genai.errors")  # loaded if the call went through google-genai
+        if errors is not None and isinstance(exc, errors.APIError):
+            raise genai_error(ep, exc) from exc
+        raise
+
+
+def response_error(ep: Endpoint, response) -> DistillError:
+    """An error response read with httpx: its status, the server's own words, when to come back."""
+    return status_error(ep, response.status_code, error_message(response), response_retry_after(response))
+
+
+def response_retry_after(response) -> float | None:
+    """OpenAI's ``retry-after-ms``, else Retry-After (seconds or an HTTP date)."""
+    ms = response.headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    return parse_retry_after(response.headers.get("retry-after"))
+
+
+@functools.cache
 def transport_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
     """(timeouts, other transport errors) of whichever httpx flavours are installed: google-genai
     3.x sends through ``httpx2`` when it is there, so catching ``httpx`` alone misses them."""

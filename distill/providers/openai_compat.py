@@ -30,17 +30,9 @@ from urllib.parse import urlsplit
 import httpx
 from ..config import Settings
 from ..errors import ConfigError
-from ..retry import RetryPolicy, parse_retry_after
+from ..retry import RetryPolicy
 from .base import Finish, LLMRequest, LLMResponse, Usage
-from .failures import (
-    Endpoint,
-    connection_error,
-    error_message,
-    log_retry,
-    not_json_error,
-    status_error,
-    timeout_error,
-)
+from .failures import Endpoint, error_message, log_retry, mapped, not_json_error, response_error, status_error, timeout_error
 
 _THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
 _SCHEMA_WORDS = ("response_format", "json_schema")
@@ -122,23 +114,19 @@ class OpenAICompatProvider:
     def _post(self, body: dict[str, Any]) -> httpx.Response:
         """POST and read the whole answer, giving up ``timeout`` seconds after sending."""
         deadline = time.monotonic() + self.timeout
-        try:
-            with self._client.stream("POST", "/chat/completions", json=body) as response:
-                data = bytearray()
-                for part in response.iter_bytes():
-                    data += part
-                    if time.monotonic() > deadline:
-                        raise timeout_error(self._endpoint, self.timeout)
-                return httpx.Response(response.status_code, headers=response.headers, content=bytes(data),
-                                      request=response.request)
-        except httpx.TimeoutException as exc:
-            raise timeout_error(self._endpoint, self.timeout) from exc
-        except httpx.TransportError as exc:
-            raise connection_error(self._endpoint, exc) from exc
+        with mapped(self._endpoint, self.timeout), \
+                self._client.stream("POST", "/chat/completions", json=body) as response:
+            data = bytearray()
+            for part in response.iter_bytes():
+                data += part
+                if time.monotonic() > deadline:
+                    raise timeout_error(self._endpoint, self.timeout)
+            return httpx.Response(response.status_code, headers=response.headers, content=bytes(data),
+                                  request=response.request)
 
     def _parse(self, response: httpx.Response) -> LLMResponse:
         if response.status_code != 200:
-            raise status_error(self._endpoint, response.status_code, error_message(response), _retry_after(response))
+            raise response_error(self._endpoint, response)
         try:
             data = response.json()
         except ValueError as exc:
@@ -267,16 +255,6 @@ def _as_int(value: Any) -> int | None:
         return int(value)
     except (TypeError, ValueError):
         return None
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    ms = response.headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000.0)
-        except ValueError:
-            pass
-    return parse_retry_after(response.headers.get("retry-after"))
 
 
 def _api_key(settings: Settings, base_url: str) -> str | None:
