@@ -172,6 +172,17 @@ class Profile:
                 out[word] = stems
         return out
 
+    @cached_property
+    def meant(self) -> frozenset[str]:
+        """Every gloss stem of ``glossed``."""
+        return frozenset().union(*self.glossed.values())
+
+    @cached_property
+    def stems(self) -> dict[str, str]:
+        """Each Latin word that is not a function word or a number → its stem, cut to
+        ``_GLOSS_PREFIX`` characters (what a gloss is compared with)."""
+        return {w: stem(w)[:_GLOSS_PREFIX] for w in self.words if w not in _STOP and not re.fullmatch(r"[\d.:]+", w)}
+
 
 def fold(word: str) -> str:
     """Lower-case, drop possessives and plurals, so 'wheels' meets 'wheel'."""
@@ -538,12 +549,9 @@ def translated_overlap(a: Profile, b: Profile) -> tuple[int, int, int, int]:
     side, Chinese words with a gloss). Words written the same on both sides (tool names,
     paths) are left out: ``shared_names`` counts those."""
     en, zh = (b, a) if a.cjk_dominant else (a, b)
-    en_terms = {stem(w)[:_GLOSS_PREFIX] for w in en.words
-                if w not in _STOP and w not in zh.words and not re.fullmatch(r"[\d.:]+", w)}
-    glossed = zh.glossed
-    meant = set().union(*glossed.values()) if glossed else set()
-    zh_hits = sum(1 for stems in glossed.values() if stems & en_terms)
-    return len(en_terms & meant), len(en_terms), zh_hits, len(glossed)
+    en_terms = {s for w, s in en.stems.items() if w not in zh.words}
+    zh_hits = sum(1 for stems in zh.glossed.values() if stems & en_terms)
+    return len(en_terms & zh.meant), len(en_terms), zh_hits, len(zh.glossed)
 
 
 def _terms(p: Profile) -> set[str]:
