@@ -15,6 +15,11 @@ instead of pip"; "[nginx] logs … of [nginx]" / "[Docker] logs … of [Docker]"
 contrasts reject different things ("ruff, not black" / "black, not ruff"). Two memories
 that open as different kinds ("Fact:" / "Decision:", "事实：" / "决定：") are two memories.
 
+Between an English and a Chinese text, names alone say little (a memory about Docker in
+each language), so the Chinese words are read through a dictionary (``glossary``): when
+they mean almost none of the English words the two are two memories, and when they mean
+most of them a translation that keeps no name is still recognised as one.
+
 A negation difference is forgiven when either side states a contrast ("don't use pip; use
 uv" / "use uv instead of pip"). Everything here is deliberately conservative: a missed
 duplicate costs a second row, a false one loses a memory. ``tests/data/dedup_pairs.jsonl``
