@@ -398,7 +398,7 @@ def _nothing_translates(a: Profile, b: Profile) -> str | None:
 
 
 def translates(a: Profile, b: Profile) -> bool:
-    """English vs Chinese: the Chinese words mean most of what the English side says
+    """English vs Chinese: the Chinese words mean three quarters of what the English side says
     (at least two of its words), which anchors a translation that keeps no name
     ("决定：功能分支合并之后就删除" / "Decision: feature branches are deleted after they are merged")."""
     if a.cjk_dominant == b.cjk_dominant:
@@ -543,9 +543,10 @@ def shared_names(a: Profile, b: Profile) -> set[str]:
 # stems meet when their first 6 letters do: "depend" (依赖) / "dependency", "merg" / "merging"
 _GLOSS_PREFIX = 6
 # share of the English side's words the Chinese words gloss to: under the first the two say
-# different things, from the second on they say the same (tuning half of the calibration pairs)
+# different things; from the second on a translation that keeps no name is recognised. On the
+# tuning half, memories with the same subject and another predicate reach 0.67 (0.4 merged 3)
 _UNTRANSLATED = 0.2
-_TRANSLATED = 0.4
+_TRANSLATED = 0.75
 
 
 def translated_overlap(a: Profile, b: Profile) -> tuple[int, int, int, int]:
