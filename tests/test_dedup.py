@@ -151,10 +151,11 @@ def test_a_chinese_memory_that_names_nothing_the_english_one_names_is_another(co
     assert not same(en, zh, cosine)
 
 
-def test_a_translation_naming_nothing_in_common_needs_the_same_language_floor(cosine):
+def test_a_translation_naming_nothing_in_common_must_translate_word_for_word(cosine):
     """The real wrong merges: an English rule or install note folded into an unrelated
     Chinese memory at a translation's cosine. With nothing named on both sides, the pair
-    must be as close as a same-language paraphrase."""
+    reaches the translation floor only when the Chinese words mean most of the English ones
+    (read through CC-CEDICT), and a weekday on one side only keeps them apart."""
     en, zh = "Fact: the search index is rebuilt every Sunday night.", "事实：搜索索引每天晚上重建。"
     assert LOCAL.cosine_cross <= cosine(en, zh) < LOCAL.cosine  # would pass as a translation
     assert not same(en, zh, cosine)
@@ -164,6 +165,36 @@ def test_a_translation_naming_nothing_in_common_needs_the_same_language_floor(co
                     "偏好：用户希望每周五下午收到项目周报。", cosine)
     # a translation that keeps a name is still one memory at the lower floor
     assert same("Note: installed pnpm globally with corepack.", "备注：用 corepack 全局安装了 pnpm。", cosine)
+    # and one that keeps none, word for word, is one memory too (it used to stay two rows)
+    en, zh = "Decision: feature branches are deleted after they are merged.", "决定：功能分支合并之后就删除。"
+    assert LOCAL.cosine_cross <= cosine(en, zh) < LOCAL.cosine
+    assert same(en, zh, cosine)
+    assert same("Decision: database passwords are rotated every quarter by the security team.",
+                "决定：数据库密码每个季度由安全组轮换一次。", cosine)
+
+
+def test_a_chinese_memory_about_the_same_tool_that_says_something_else_is_another(cosine):
+    """dedup_corpus.py's 47 wrong merges: one kind, one tool, different facts (cosine
+    0.90–0.94 with the keywords line). The tool is all they share; the dictionary shows the
+    Chinese words mean none of the English ones."""
+    k = "\nKeywords (zh): Docker; 配置; 运维"
+    en = "Fact: the Docker dashboard is linked from the team wiki page 'Docker runbook'." + k
+    zh = "事实：Docker 的配置由运维组统一管理，修改需要提工单。" + k
+    assert cosine(en, zh) >= 0.90
+    assert not same(en, zh, cosine)
+    assert "the Chinese words translate" in "; ".join(contradictions(en, zh))
+    assert not same("Preference: the user wants nginx settings explained with a short example before changing them.",
+                    "偏好：用户希望 nginx 相关的回答先给结论再给步骤。", cosine)
+    # the same tool, translated: still one memory
+    assert same("Decision: Sentry alerts go to the on-call channel, not to email.",
+                "决定：Sentry 的告警发到值班频道，而不是发邮件。", cosine)
+
+
+def test_chinese_is_cut_into_dictionary_words():
+    from distill.store.glossary import segment
+
+    assert segment("功能分支合并之后就删除") == ("功能", "分支", "合并", "之后", "就", "删除")
+    assert segment("只在上部署") == ("只", "在", "上", "部署")  # not 上部 署: the cut with fewer words wins
 
 
 def test_swapped_roles_are_another_memory(cosine):

@@ -66,7 +66,7 @@ def test_the_set_is_large_balanced_and_varied():
 def test_precision_comes_first_on_the_held_out_half(labelled):
     """A wrong merge loses a memory, a missed one costs a row: on the pairs the thresholds
     were not tuned on, at most one merge in fifty may be wrong. Recall is held to what the
-    rule reaches today (0.83; the issue's 0.85 is not met, see docs/dedup.md)."""
+    rule reaches today (0.84; the issue's 0.85 is not met, see docs/dedup.md)."""
     pairs, cos = labelled
     tune, held = split(pairs)
     s = score([pairs[i] for i in held], [cos[i] for i in held], guarded)
@@ -76,7 +76,7 @@ def test_precision_comes_first_on_the_held_out_half(labelled):
     for line in s.errors:
         print("   ", line)
     assert s.precision >= 0.98, s.errors
-    assert s.recall >= 0.80, s.errors
+    assert s.recall >= 0.83, s.errors
 
 
 def test_pure_cosine_at_the_seed_threshold_is_measured(labelled):

@@ -57,28 +57,17 @@ def test_scopes_are_compared_apart(store):
 def test_a_realistic_corpus_written_through_the_store_keeps_its_distinct_memories(store):
     """tests/relevance_corpus.py: ~290 memories that are all different (one template per
     tool, each fact once; checked by hand, none is a paraphrase of another). Written through
-    ``add``, none may be merged into another memory of its own language: "nginx logs filled
-    the disk …" went into "Docker logs filled the disk …" at cosine 0.977, because a
-    lower-case tool name read as an ordinary word. What still merges is the known limit of
-    docs/dedup.md: a Chinese memory into the English one of the same kind that names the same
-    single tool, where nothing but a translation model could tell them apart."""
+    ``add``, none may be merged into another: "nginx logs filled the disk …" went into
+    "Docker logs filled the disk …" at cosine 0.977 (a lower-case tool name read as an
+    ordinary word), and 47 Chinese memories into the English one of the same kind about the
+    same tool ("事实：Docker 的配置由运维组统一管理…" into "Fact: the Docker dashboard is linked
+    from the team wiki …", cosine 0.90–0.94) until the guard read the Chinese words through
+    a dictionary."""
     from tests.relevance_corpus import corpus
 
     texts = list(corpus().values())
     outcomes = store.add([MemoryDraft(text=t) for t in texts])
     kept = {o.id: t for o, t in zip(outcomes, texts) if o.status == "added"}
     merged = [(t, kept[o.id]) for o, t in zip(outcomes, texts) if o.status == "duplicate"]
-    same_language = [(a, b) for a, b in merged if _chinese(a) == _chinese(b)]
-    assert same_language == []
-    assert all(_kind(a) == _kind(b) for a, b in merged), merged
-    assert len(merged) <= 47, len(merged)  # 60 before the swapped-tool and kind rules; see docs/dedup.md
-    assert rows(store) == len(texts) - len(merged)
-
-
-def _chinese(text: str) -> bool:
-    return sum("\u4e00" <= ch <= "\u9fff" for ch in text.split("\n")[0]) >= 4
-
-
-def _kind(text: str) -> str:
-    label = text.split("：")[0].split(":")[0]
-    return {"事实": "Fact", "决定": "Decision", "踩坑": "Pitfall", "偏好": "Preference"}.get(label, label)
+    assert merged == []  # 57, then 47 before; see docs/dedup.md
+    assert rows(store) == len(texts)

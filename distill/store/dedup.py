@@ -102,8 +102,9 @@ class Evidence:
 
     @cached_property
     def anchored(self) -> bool:
-        """Both name the same entity or number."""
-        return bool(guard.shared_names(self.a, self.b))
+        """Both name the same entity or number, or (English vs Chinese) the Chinese words
+        mean most of what the English ones say."""
+        return bool(guard.shared_names(self.a, self.b)) or (self.cross and guard.translates(self.a, self.b))
 
     @cached_property
     def same_text(self) -> bool:

