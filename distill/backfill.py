@@ -33,18 +33,18 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Callable
 
-from pydantic import BaseModel, Field
+import msgspec
 
 from .atomic import write_json
 from .config import Settings
 from .errors import ConfigError
 from .lock import FileLock
-from .summary import RunSummary
+from .model import RunSummary
 
 PLAN_VERSION = 1
 
 
-class FileTodo(BaseModel):
+class FileTodo(msgspec.Struct, kw_only=True):
     path: str
     agent: str
     key: str
@@ -56,7 +56,7 @@ class FileTodo(BaseModel):
         return max(0, self.stop - self.start)
 
 
-class Estimate(BaseModel):
+class Estimate(msgspec.Struct, kw_only=True):
     turns: int = 0
     chunks: int = 0
     llm_calls: int = 0
@@ -65,14 +65,14 @@ class Estimate(BaseModel):
     provider: str = "rules"
 
 
-class BackfillReport(BaseModel):
+class BackfillReport(msgspec.Struct, kw_only=True):
     action: str  # dry-run | backfilled | noop
     agent: str | None = None
     since: str | None = None
     until: str | None = None
     files: int = 0
     bytes: int = 0
-    todo: list[FileTodo] = Field(default_factory=list)
+    todo: list[FileTodo] = []
     estimate: Estimate | None = None
     summary: RunSummary | None = None
 
@@ -157,12 +157,11 @@ def select(settings: Settings, limits: dict[str, int], *, agent: str | None, sin
 
 def estimate(settings: Settings, todo: list[FileTodo]) -> Estimate:
     """Parse the bytes a run would read and chunk them as the distiller would; spend nothing."""
-    from .batch import BatchAgent, BatchMessage
     from .distiller.chunking import chunk_batch
     from .distiller.prompts import call_tokens
     from .distiller.schema import output_token_cap
     from .sources import detect_format
-    from .sources.base import TurnLimits
+    from .model import BatchAgent, BatchMessage, TurnLimits
     from .tail import TailReader
 
     limits = TurnLimits.from_settings(settings)
@@ -189,9 +188,9 @@ def estimate(settings: Settings, todo: list[FileTodo]) -> Estimate:
         finally:
             os.close(fd)
         agents.setdefault(t.agent, []).extend(
-            BatchMessage(id=f"{t.key}:{x.start}", ts=x.ts, role=x.role, text=x.text, sessionId=x.session_id,
+            BatchMessage(id=f"{t.key}:{x.start}", ts=x.ts, role=x.role, text=x.text, session_id=x.session_id,
                          file=t.path, start=x.start, end=x.end, author=x.author) for x in turns)
-    chunks = chunk_batch([BatchAgent(agentId=a, messages=m) for a, m in agents.items()],
+    chunks = chunk_batch([BatchAgent(agent_id=a, messages=m) for a, m in agents.items()],
                          chunk_tokens=settings.chunk_tokens, overlap_turns=settings.chunk_overlap_turns)
     offline = settings.llm == "rules"
     return Estimate(
@@ -212,7 +211,7 @@ def run_backfill(settings: Settings, *, agent: str | None = None, since: str | N
                  runner: Callable[..., RunSummary] | None = None, archives: bool | None = None) -> BackfillReport:
     """``archives``: read OpenClaw's archived sessions too (default: ``backfill_archives``)."""
     read = settings.backfill_archives if archives is None else archives
-    settings = settings.model_copy(update={"read_archives": read})
+    settings = settings.replace(read_archives=read)
     since_s, until_s = parse_when(since), parse_when(until, end_of_day=True)
     report = BackfillReport(action="noop", agent=agent, since=since, until=until)
     guard = FileLock(settings.state_dir / "backfill.lock", purpose="distill backfill")

@@ -1,6 +1,6 @@
 """``distill enqueue``: an agent hook's fast path — validate, drop one task file, return.
 
-It runs at every session end, so it imports neither pydantic nor anything heavy: the settings
+It runs at every session end, so it imports no validation library nor anything heavy: the settings
 come from :mod:`distill.settings.hook` (falling back to the full model only when that reader
 cannot decide), the checks from :mod:`distill.roots`, and the task is written with
 :mod:`distill.atomic`. The task's shape is :mod:`distill.task`, from which the worker's model

@@ -28,12 +28,26 @@ def imported(tmp_path, *args: str) -> set[str]:
     return set(p.stderr.split())
 
 
+HEAVY = {"pydantic", "pydantic_core", "pydantic_settings", "lancedb", "pyarrow", "numpy", "httpx", "google", "mcp"}
+
+
 @pytest.mark.parametrize("command", ["status", "run"])
-def test_a_command_loads_only_its_own_module(tmp_path, command):
+@pytest.mark.parametrize("with_transcript", [False, True])
+def test_a_command_loads_only_its_own_module_and_nothing_heavy(tmp_path, command, with_transcript):
+    """``status`` and ``run`` (no ``--distill``) start without pydantic, the store or any SDK,
+    on an empty state and when there is a transcript to read (the per-line path loaded too)."""
+    if with_transcript:
+        from tests.tail_helpers import fact, header, msg
+
+        f = tmp_path / "a" / "main" / "sessions" / "s1.jsonl"
+        f.parent.mkdir(parents=True)
+        f.write_bytes(header() + msg(fact(1)) + msg(fact(2), "assistant", 1))
     mods = imported(tmp_path, command)
     assert "distill.cli.tails" in mods
     assert not mods & {"distill.cli.memories", "distill.cli.queue_cmds", "distill.cli.distill_cmd"}
-    assert not mods & {"pydantic_settings", "lancedb", "numpy", "httpx", "google.genai", "pyarrow"}
+    assert not {m.split(".")[0] for m in mods} & HEAVY
+    if with_transcript and command == "run":
+        assert "distill.sources.openclaw" in mods  # the transcript was really read
 
 
 def test_every_registered_command_is_in_the_table():

@@ -90,7 +90,12 @@ def emit(result: Any, as_json: bool) -> None:
     if as_json:
         import orjson
 
-        data = result.model_dump(mode="json", by_alias=True) if hasattr(result, "model_dump") else result
+        if hasattr(result, "__struct_fields__"):  # distill.model's Structs, under their JSON keys
+            import msgspec
+
+            data = msgspec.to_builtins(result)
+        else:
+            data = result.model_dump(mode="json", by_alias=True) if hasattr(result, "model_dump") else result
         sys.stdout.write(orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS).decode() + "\n")
     else:
         from .render import render
