@@ -60,3 +60,19 @@ def test_every_registered_command_is_in_the_table():
         assert {name: module for name in sub.choices} == {n: m for n, m in COMMANDS.items() if m == module}
     parser = build_parser(["--help"])
     assert set(parser._subparsers._group_actions[0].choices) == set(COMMANDS)
+
+
+def test_only_the_command_run_gets_a_parser_and_it_is_complete(tmp_path):
+    """Only the command being run has its parser built; its flags, help and errors are whole."""
+    def distill(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "distill", "--state-dir", str(tmp_path / "s"), *args],
+                              capture_output=True, text=True, timeout=120)
+
+    missing = distill("commit")
+    assert missing.returncode == 2 and "the following arguments are required: --batch-file" in missing.stderr
+    assert "--distill" in distill("run", "--help").stdout
+    assert "ACTION" in distill("memories", "--help").stdout
+    typo = distill("statu")
+    assert typo.returncode == 2 and "invalid choice: 'statu'" in typo.stderr and "'status'" in typo.stderr
+    parser = build_parser(["status"])
+    assert set(parser._subparsers._group_actions[0].choices) == {"status"}

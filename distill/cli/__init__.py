@@ -46,9 +46,28 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     sub.required = True
     idx = command_index(argv) if argv is not None else None
     chosen = COMMANDS.get(argv[idx]) if argv is not None and idx is not None else None
+    target = _Only(sub, argv[idx]) if chosen else sub
     for name in dict.fromkeys([chosen] if chosen else COMMANDS.values()):
-        importlib.import_module(f"{__name__}.{name}").register(sub)
+        importlib.import_module(f"{__name__}.{name}").register(target)
     return parser
+
+
+class _Only:
+    """The subcommands when the one being run is known: only its parser is built. (argparse
+    formats every flag as it is added, which costs more than ``distill status`` itself.)"""
+
+    def __init__(self, sub: Any, name: str):
+        self._sub, self._name = sub, name
+
+    def add_parser(self, name: str, **kw: Any) -> Any:
+        return self._sub.add_parser(name, **kw) if name == self._name else _Unused()
+
+
+class _Unused:
+    """Stands in for the parser of a command not being run: whatever is added to it is dropped."""
+
+    def __getattr__(self, name: str) -> Callable[..., _Unused]:
+        return lambda *args, **kw: self
 
 
 def add_global_flags(parser: argparse.ArgumentParser) -> None:
