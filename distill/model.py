@@ -157,7 +157,15 @@ class BatchProgress(_Camel, kw_only=True):
         return out
 
 
-# --- distill status -----------------------------------------------------------------------
+# --- distill init and status -------------------------------------------------------------
+
+class InitResult(_Camel, kw_only=True):
+    action: str = "init"
+    cursor_path: str
+    tracked_files: int
+    marked_files: int
+    marked_bytes: int
+
 
 class FileStatus(_Camel, kw_only=True):
     path: str

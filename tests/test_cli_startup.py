@@ -31,10 +31,10 @@ def imported(tmp_path, *args: str) -> set[str]:
 HEAVY = {"pydantic", "pydantic_core", "pydantic_settings", "lancedb", "pyarrow", "numpy", "httpx", "google", "mcp"}
 
 
-@pytest.mark.parametrize("command", ["status", "run"])
+@pytest.mark.parametrize("command", ["status", "run", "init"])
 @pytest.mark.parametrize("with_transcript", [False, True])
 def test_a_command_loads_only_its_own_module_and_nothing_heavy(tmp_path, command, with_transcript):
-    """``status`` and ``run`` (no ``--distill``) start without pydantic, the store or any SDK,
+    """``status``, ``run`` (no ``--distill``) and ``init`` start without pydantic, the store or any SDK,
     on an empty state and when there is a transcript to read (the per-line path loaded too)."""
     if with_transcript:
         from tests.tail_helpers import fact, header, msg

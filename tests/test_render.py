@@ -11,11 +11,10 @@ from distill.cli.queue_cmds import Queued
 from distill.cli.render import RENDERERS, format_size, render, renderer_for
 from distill.cli.tails import StepResult
 from distill.hooks import Plan
-from distill.startpoint import InitResult
 from distill.store.calibration import Scores
 from distill.store.doctor import DoctorReport, MigrateReport
 from distill.store.models import ImportReport, MemoryHit, MemoryRow, ReembedReport, StoreStats
-from distill.model import BatchResult, RunSummary, StatusResult
+from distill.model import BatchResult, InitResult, RunSummary, StatusResult
 
 RESULTS = [BackfillReport, BatchResult, DistillOutput, RetryOutput, CompactResult, ExportResult, ForgetResult,
            RowsResult, SearchResult, ShowResult, Queued, StepResult, Plan, InitResult, StatusResult, Scores,

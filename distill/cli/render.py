@@ -111,8 +111,8 @@ def _batch(r) -> str:
 
 @renders("InitResult")
 def _init(r) -> str:
-    return (f"init: {r.markedFiles} files marked read to their end ({r.markedBytes} bytes skipped); "
-            f"{r.trackedFiles} files tracked in {r.cursorPath}")
+    return (f"init: {r.marked_files} files marked read to their end ({r.marked_bytes} bytes skipped); "
+            f"{r.tracked_files} files tracked in {r.cursor_path}")
 
 
 @renders("StatusResult")
