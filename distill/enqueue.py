@@ -13,13 +13,13 @@ import os
 import sys
 import time
 
+from .cli import command_index
 from .cli.exitcodes import exit_code_of
 from .errors import DistillError, InvalidTask
 from .settings.hook import HookConfig, load_hook_config
 from .roots import check_session_file
 from .task import KINDS, new_task, task_filename
 
-GLOBAL_VALUE_FLAGS = ("--state-dir", "--agents-dir", "--db")
 HOOK_JSON_KEYS = ("transcript_path", "session_file", "sessionFile", "path")
 
 
@@ -111,20 +111,6 @@ def _rollout_in(folder: str, suffix: str) -> str | None:
 def human_line(task: dict) -> str:
     return (f"queued {task['kind']} task {task['id']} for agent {task['agent_id']}: "
             f"{task['session_file']} -> {task['task_file']}")
-
-
-def command_index(argv: list[str]) -> int | None:
-    """Position of the subcommand in ``argv`` (global flags may come before it)."""
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg in GLOBAL_VALUE_FLAGS:
-            i += 2
-        elif arg.startswith("-"):
-            i += 1
-        else:
-            return i
-    return None
 
 
 def fast_main(argv: list[str]) -> int | None:

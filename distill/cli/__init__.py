@@ -35,8 +35,6 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     import argparse
     import importlib
 
-    from ..enqueue import command_index
-
     parser = argparse.ArgumentParser(
         prog="distill",
         description="Distill agent session transcripts into a shared LanceDB memory.",
@@ -68,6 +66,23 @@ class _Unused:
 
     def __getattr__(self, name: str) -> Callable[..., _Unused]:
         return lambda *args, **kw: self
+
+
+GLOBAL_VALUE_FLAGS = ("--state-dir", "--agents-dir", "--db")
+
+
+def command_index(argv: list[str]) -> int | None:
+    """Position of the subcommand in ``argv`` (global flags may come before it)."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in GLOBAL_VALUE_FLAGS:
+            i += 2
+        elif arg.startswith("-"):
+            i += 1
+        else:
+            return i
+    return None
 
 
 def add_global_flags(parser: argparse.ArgumentParser) -> None:
@@ -125,12 +140,14 @@ def emit(result: Any, as_json: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..enqueue import fast_main  # the hook's fast path: no parser tree, no pydantic
-
     argv = sys.argv[1:] if argv is None else list(argv)
-    fast = fast_main(argv)
-    if fast is not None:
-        return fast
+    idx = command_index(argv)
+    if idx is not None and argv[idx] == "enqueue":
+        from ..enqueue import fast_main  # the hook's fast path: no parser tree, no msgspec
+
+        fast = fast_main(argv)
+        if fast is not None:
+            return fast
     args = build_parser(argv).parse_args(argv)
     try:
         settings = settings_from_args(args)
