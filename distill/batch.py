@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import orjson
+import msgspec
 
 from .atomic import move, write_bytes
 from .config import Settings
@@ -487,6 +487,8 @@ def _finish(settings: Settings, cursor: Cursor, reader: _Reader, cpath: Path, t0
         data["agents"] = [{"agentId": a, "messages": m} for a, m in sorted(reader.messages.items())]
         batch_file = settings.batches_dir.absolute() / f"{reader.batch_id}.json"
         try:
+            import orjson  # here: a run with nothing new writes no batch and need not load it
+
             write_bytes(batch_file, orjson.dumps(data, option=orjson.OPT_INDENT_2))
         except OSError as exc:
             raise DistillError(f"cannot write batch file {batch_file}: {exc}; nothing was marked pending, "
@@ -587,7 +589,7 @@ def load_progress(batch_file: Path) -> BatchProgress | None:
 
 
 def save_progress(progress: BatchProgress, batch_file: Path) -> None:
-    write_bytes(progress_path(batch_file), orjson.dumps(to_builtins(progress)))
+    write_bytes(progress_path(batch_file), msgspec.json.encode(progress))
 
 
 def progress_path(batch_file: Path) -> Path:
@@ -723,7 +725,7 @@ def record_last_run(settings: Settings, summary: RunSummary, batch_file: str | N
 
     Informational only, so not fsynced: a no-op run stays cheap."""
     last = LastRun(at_ms=now_ms(), action=summary.action, batch_file=batch_file, summary=summary)
-    write_bytes(settings.state_dir / "last-run.json", orjson.dumps(to_builtins(last)), durable=False)
+    write_bytes(settings.state_dir / "last-run.json", msgspec.json.encode(last), durable=False)
 
 
 def _prune(settings: Settings) -> None:
