@@ -8,7 +8,8 @@ importing pydantic alone costs several times a bare interpreter; a Struct also b
 ``Turn`` on the per-line path for a fraction of a model's cost.
 
 Files are decoded with :func:`decode` (bad input → :class:`~distill.errors.SchemaMismatch`
-naming the file and the field), written with :func:`to_json`.
+naming the file and the field) and written with ``msgspec.json.encode`` (or
+:func:`to_builtins` then orjson, for the indented batch file).
 """
 
 from __future__ import annotations
