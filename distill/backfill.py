@@ -33,19 +33,19 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Callable
 
-from pydantic import BaseModel, Field
+import msgspec
 
 from .atomic import write_json
 from .config import Settings
 from .errors import ConfigError
 from .lock import FileLock
-from .summary import RunSummary
+from .model import RunSummary
 from .tails.reader import dry_walks
 
 PLAN_VERSION = 1
 
 
-class FileTodo(BaseModel):
+class FileTodo(msgspec.Struct, kw_only=True):
     path: str
     agent: str
     key: str
@@ -57,7 +57,7 @@ class FileTodo(BaseModel):
         return max(0, self.stop - self.start)
 
 
-class Estimate(BaseModel):
+class Estimate(msgspec.Struct, kw_only=True):
     turns: int = 0
     chunks: int = 0
     llm_calls: int = 0
@@ -66,14 +66,14 @@ class Estimate(BaseModel):
     provider: str = "rules"
 
 
-class BackfillReport(BaseModel):
+class BackfillReport(msgspec.Struct, kw_only=True):
     action: str  # dry-run | backfilled | noop
     agent: str | None = None
     since: str | None = None
     until: str | None = None
     files: int = 0
     bytes: int = 0
-    todo: list[FileTodo] = Field(default_factory=list)
+    todo: list[FileTodo] = []
     estimate: Estimate | None = None
     summary: RunSummary | None = None
 
@@ -164,7 +164,7 @@ def estimate(settings: Settings, todo: list[FileTodo], limits: dict[str, int]) -
     from .distiller.prompts import call_tokens
     from .distiller.schema import output_token_cap
     from .tails.cursor import Cursor
-    from .tails.ledger import BatchAgent, BatchMessage
+    from .model import BatchAgent
 
     offline = settings.llm == "rules"
     turns = nbytes = nchunks = tokens = 0
@@ -172,7 +172,8 @@ def estimate(settings: Settings, todo: list[FileTodo], limits: dict[str, int]) -
     for walk in dry_walks(settings, Cursor.load(cursor_path(settings)), file_filter=_only_todo(todo),
                           read_limit=_limit(limits)):  # one batch at a time: memory stays one batch's
         turns, nbytes, files = turns + walk.turns, nbytes + walk.bytes, files | walk.files_read
-        agents = [BatchAgent(agentId=a, messages=[BatchMessage(**m) for m in ms]) for a, ms in sorted(walk.messages.items())]
+        agents = msgspec.convert([{"agentId": a, "messages": ms} for a, ms in sorted(walk.messages.items())],
+                                 list[BatchAgent])
         chunks = chunk_batch(agents, chunk_tokens=settings.chunk_tokens, overlap_turns=settings.chunk_overlap_turns)
         nchunks += len(chunks)
         tokens += 0 if offline else sum(call_tokens(c) for c in chunks)
@@ -203,7 +204,7 @@ def run_backfill(settings: Settings, *, agent: str | None = None, since: str | N
                  runner: Callable[..., RunSummary] | None = None, archives: bool | None = None) -> BackfillReport:
     """``archives``: read OpenClaw's archived sessions too (default: ``backfill_archives``)."""
     read = settings.backfill_archives if archives is None else archives
-    settings = settings.model_copy(update={"read_archives": read})
+    settings = settings.replace(read_archives=read)
     since_s, until_s = parse_when(since), parse_when(until, end_of_day=True)
     report = BackfillReport(action="noop", agent=agent, since=since, until=until)
     guard = FileLock(settings.state.backfill_lock, purpose="distill backfill")

@@ -1,23 +1,24 @@
 """The full settings model for every command, the daemon and the tests.
 
 Where each value comes from (flags > ``DISTILL_*`` environment > ``config.toml`` > defaults)
-is decided once, in :mod:`distill.settings.core`; this model validates the result. Defaults
+is decided once, in :mod:`distill.settings.core`; this model validates the result (msgspec,
+not pydantic: every command starts by building it, and pydantic alone would cost more to
+import than ``distill status`` takes to run). Every error names the setting. Defaults
 follow the OpenClaw layout, so an OpenClaw user configures nothing. Relative paths in
 ``config.toml`` are resolved against the folder holding that file, so a state directory
 (like ``state.example/``) can carry its own sample transcripts.
 """
 
-from __future__ import annotations
-
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+import msgspec
 
 from .errors import ConfigError
 from .settings import core
-from .settings.core import AGENT_ID_RE
+from .settings.core import AGENT_ID_RE, AGENT_ID_RULE
 from .tails.state import StateDir
 
 DEFAULT_STATE_DIR = Path(core.DEFAULT_STATE_DIR)
@@ -27,7 +28,16 @@ DEFAULT_DB = Path(core.DEFAULT_DB)
 Format = Literal["auto", "openclaw", "claude-code", "codex"]
 
 
-class SourceRoot(BaseModel):
+def _path(value) -> Path:
+    return Path(os.path.expanduser(os.fspath(value)))
+
+
+def _agent_id(setting: str, value: str) -> None:
+    if not AGENT_ID_RE.match(value):
+        raise ValueError(f"agent id {value!r} in {setting} is not valid: use {AGENT_ID_RULE}")
+
+
+class SourceRoot(msgspec.Struct, kw_only=True):
     """An extra transcript root (Claude Code, Codex CLI, another OpenClaw tree).
 
     OpenClaw's own root (``agents_dir``) is implicit: its agent id is the folder name in
@@ -39,20 +49,12 @@ class SourceRoot(BaseModel):
     format: Format = "auto"
     glob: str = "**/*.jsonl"
 
-    @field_validator("agent_id")
-    @classmethod
-    def _valid_agent(cls, v: str) -> str:
-        if not AGENT_ID_RE.match(v):
-            raise ValueError(f"agent id {v!r} must match [A-Za-z0-9._-]{{1,64}}")
-        return v
-
-    @field_validator("path")
-    @classmethod
-    def _expand(cls, v: Path) -> Path:
-        return Path(os.path.expanduser(str(v)))
+    def __post_init__(self) -> None:
+        self.path = _path(self.path)
+        _agent_id("agent_id", self.agent_id)
 
 
-class DedupThresholds(BaseModel):
+class DedupThresholds(msgspec.Struct, kw_only=True):
     """Near-duplicate decision (``distill.store.dedup.judge``; docs/dedup.md says how each is used).
 
     ``cosine_cross`` applies when one memory is Chinese and the other English and both name
@@ -67,13 +69,14 @@ class DedupThresholds(BaseModel):
     lexical_zh: float | None = None
 
 
-class Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_default=True)
+class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, dict=True):
+    """Every setting; built by :func:`load_settings` (which validates and converts), or directly
+    in tests and by code deriving a variant (``msgspec.structs.replace``)."""
 
     # --- where things live
     state_dir: Path = DEFAULT_STATE_DIR
     agents_dir: Path = DEFAULT_AGENTS_DIR
-    sources: list[SourceRoot] = Field(default_factory=list)
+    sources: list[SourceRoot] = []
     db: Path = DEFAULT_DB
     table: str = "memories"
 
@@ -101,7 +104,7 @@ class Settings(BaseModel):
     embed_dimensions: int | None = None
     embed_task: str | None = None  # Jina's `task` parameter, e.g. "retrieval.passage"
     embed_batch_size: int = 64
-    dedup: dict[str, DedupThresholds] = Field(default_factory=dict)
+    dedup: dict[str, DedupThresholds] = {}
     store_lock_timeout: float = 120.0  # seconds a writer waits for the store's write lock
     store_compact_small_fragments: int = 32  # compact after a write once this many small fragments exist
     store_cleanup_grace_minutes: float = 60.0  # compaction keeps old versions this long for live readers
@@ -142,17 +145,21 @@ class Settings(BaseModel):
     worker_stall_seconds: float = 1800.0  # a run silent this long stops the watchdog pings (systemd restarts us)
     worker_full_pass_interval: float = 0.0  # seconds between idle catch-up passes over every root; 0 = off
 
-    @field_validator("state_dir", "agents_dir", "db")
-    @classmethod
-    def _expand_path(cls, v: Path) -> Path:
-        return Path(os.path.expanduser(str(v)))
+    def __post_init__(self) -> None:
+        self.state_dir, self.agents_dir, self.db = _path(self.state_dir), _path(self.agents_dir), _path(self.db)
+        _agent_id("distiller_agent_id", self.distiller_agent_id)
 
-    @field_validator("distiller_agent_id")
-    @classmethod
-    def _valid_distiller(cls, v: str) -> str:
-        if not AGENT_ID_RE.match(v):
-            raise ValueError(f"agent id {v!r} must match [A-Za-z0-9._-]{{1,64}}")
-        return v
+    @property
+    def given(self) -> frozenset[str]:
+        """The settings some layer set (flag, ``DISTILL_*``, ``config.toml``) rather than left at
+        their defaults: a configured embedder is kept even where another would fit a table."""
+        return self.__dict__.get("_given", frozenset())
+
+    def replace(self, **changes: Any) -> "Settings":
+        """A copy with ``changes`` (not validated: the caller's values are already typed)."""
+        new = msgspec.structs.replace(self, **changes)
+        new.__dict__["_given"] = self.given | changes.keys()
+        return new
 
     @property
     def state(self) -> StateDir:
@@ -184,14 +191,36 @@ class Settings(BaseModel):
         )
 
 
-_JSON_FIELDS = frozenset(n for n, f in Settings.model_fields.items()
-                         if getattr(f.annotation, "__origin__", None) in (list, dict))
+_TYPES = Settings.__annotations__  # real types: this module does not postpone annotations
+_JSON_FIELDS = frozenset(n for n, t in _TYPES.items() if getattr(t, "__origin__", None) in (list, dict))
+_BOOL_FIELDS = frozenset(n for n, t in _TYPES.items() if t is bool)
+# the words pydantic's settings took for booleans (``DISTILL_WORKER_POLL=yes``); msgspec takes true/false/1/0
+_BOOL_WORDS = {"on": True, "yes": True, "y": True, "t": True, "off": False, "no": False, "n": False, "f": False}
 
 
 def load_settings(**overrides: Any) -> Settings:
     """Build the settings: ``overrides`` are the command-line flags (None = not given)."""
-    values, config_path = core.gather(Settings.model_fields, json_names=_JSON_FIELDS, flags=overrides, strict=True)
+    values, config_path = core.gather(Settings.__struct_fields__, json_names=_JSON_FIELDS, flags=overrides,
+                                      strict=True)
+    for name in _BOOL_FIELDS & values.keys():
+        if isinstance(values[name], str):
+            values[name] = _BOOL_WORDS.get(values[name].strip().lower(), values[name])
     try:
-        return Settings(**values)
-    except ValidationError as exc:  # name the setting and where it may have come from
-        raise ConfigError(f"invalid configuration ({config_path} / DISTILL_* / flags):\n{exc}") from exc
+        settings = msgspec.convert(values, Settings, strict=False, dec_hook=_decode_path)
+    except msgspec.ValidationError as exc:  # name the setting and where it may have come from
+        raise ConfigError(f"invalid configuration ({config_path} / DISTILL_* / flags): {_explain(exc)}") from None
+    settings.__dict__["_given"] = frozenset(values)
+    return settings
+
+
+def _decode_path(type_: type, value: Any) -> Any:
+    if type_ is Path and isinstance(value, (str, os.PathLike)):
+        return _path(value)
+    raise TypeError(f"expected {getattr(type_, '__name__', type_)}, got {type(value).__name__}")
+
+
+def _explain(exc: msgspec.ValidationError) -> str:
+    """``Expected `int`, got `str` - at `$.chunk_tokens``` → ``setting chunk_tokens: Expected `int`, got `str```."""
+    msg = str(exc).replace("Object contains unknown field", "unknown setting")
+    m = re.match(r"(?s)(.*) - at `\$\.(\w+)(.*)`$", msg)
+    return f"setting {m.group(2)}{m.group(3)}: {m.group(1)}" if m else msg

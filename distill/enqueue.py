@@ -1,6 +1,6 @@
 """``distill enqueue``: an agent hook's fast path — validate, drop one task file, return.
 
-It runs at every session end, so it imports neither pydantic nor anything heavy: the settings
+It runs at every session end, so it imports no validation library nor anything heavy: the settings
 come from :mod:`distill.settings.hook` (falling back to the full model only when that reader
 cannot decide), the checks from :mod:`distill.roots`, and the task is written with
 :mod:`distill.atomic`. The task's shape is :mod:`distill.task`, from which the worker's model
@@ -13,6 +13,7 @@ import os
 import sys
 import time
 
+from .cli import command_index
 from .cli.exitcodes import exit_code_of
 from .errors import DistillError, InvalidTask
 from .settings.hook import HookConfig, load_hook_config
@@ -20,7 +21,6 @@ from .roots import check_session_file
 from .tails.state import StateDir
 from .task import KINDS, new_task, task_filename
 
-GLOBAL_VALUE_FLAGS = ("--state-dir", "--agents-dir", "--db")
 HOOK_JSON_KEYS = ("transcript_path", "session_file", "sessionFile", "path")
 
 
@@ -112,20 +112,6 @@ def _rollout_in(folder: str, suffix: str) -> str | None:
 def human_line(task: dict) -> str:
     return (f"queued {task['kind']} task {task['id']} for agent {task['agent_id']}: "
             f"{task['session_file']} -> {task['task_file']}")
-
-
-def command_index(argv: list[str]) -> int | None:
-    """Position of the subcommand in ``argv`` (global flags may come before it)."""
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg in GLOBAL_VALUE_FLAGS:
-            i += 2
-        elif arg.startswith("-"):
-            i += 1
-        else:
-            return i
-    return None
 
 
 def fast_main(argv: list[str]) -> int | None:

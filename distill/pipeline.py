@@ -1,7 +1,7 @@
 """The whole path in one call: tails → batch → map → reduce → store → commit.
 
 Invariant served: a byte range is committed only after every memory drawn from it is in the
-store. Progress is kept per chunk, beside the batch (:class:`~distill.tails.ledger.BatchProgress`):
+store. Progress is kept per chunk, beside the batch (:class:`~distill.model.BatchProgress`):
 each chunk's validated candidates are written as soon as it is mapped, marked stored once its
 memories are in the store, and a rerun maps only the chunks that never finished. A chunk that
 fails (its answer unusable after a second try, or the provider still failing after the retry
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .tails.ledger import Batch, BatchProgress, ChunkState
+from .tails.ledger import load_progress, save_progress
 from .tails.state import distilling_lock
 from .budget import TokenBudget
 from .config import Settings
@@ -40,7 +40,7 @@ from .distiller.reduce import Memory, reduce_candidates
 from .distiller.schema import Candidate
 from .errors import ConfigError, DistillError, LockBusy, MapFailed, SchemaMismatch, StoreFailed, TransientError
 from .lock import FileLock
-from .summary import RunSummary
+from .model import Batch, BatchProgress, ChunkState, RunSummary
 
 MAX_BATCHES_PER_RUN = 1000
 Progress = Callable[[str, int, int], None]  # (stage: "map" | "store" | "commit", done, total)
@@ -109,7 +109,7 @@ def _map_pending(settings: Settings, path: Path, batch: Batch, state: BatchProgr
     """Map the chunks that have no result yet (and the set-aside ones when retrying), saving
     each success at once. Failures are recorded only if some chunk of this attempt got an
     answer: a provider that is down sets nothing aside, it raises and the batch waits."""
-    chunks = chunk_batch(batch.agents, chunk_tokens=state.chunkTokens, overlap_turns=state.overlapTurns)
+    chunks = chunk_batch(batch.agents, chunk_tokens=state.chunk_tokens, overlap_turns=state.overlap_turns)
     out.chunks = len(chunks)
     todo = [c for c in chunks if str(c.index) not in state.chunks
             or (retry_failed and state.chunks[str(c.index)].status == "failed")]
@@ -124,7 +124,7 @@ def _map_pending(settings: Settings, path: Path, batch: Batch, state: BatchProgr
             state.chunks[str(r.chunk.index)] = ChunkState(
                 status="mapped", agent=r.chunk.agent_id, candidates=[c.model_dump() for c in r.candidates])
             if r.calls:  # an answer that was paid for is kept at once; the rules extractor's costs nothing
-                state.save(path)
+                save_progress(state, path)
 
     step = (lambda done, total: progress("map", done, total)) if progress else None
     results = Mapper(extractor, budget=budget).map_all(todo, concurrency=settings.llm_concurrency,
@@ -140,7 +140,7 @@ def _map_pending(settings: Settings, path: Path, batch: Batch, state: BatchProgr
             status="failed", agent=r.chunk.agent_id, error=r.failed, attempts=(before.attempts if before else 0) + 1,
             hold=_hold(r.chunk), ranges=_ranges(r.chunk))
     out.counters["chunks_set_aside"] += len(failed)
-    state.save(path)
+    save_progress(state, path)
 
 
 _stores: dict[tuple, Any] = {}
@@ -181,7 +181,7 @@ def store_memories(settings: Settings, memories: list[Memory]) -> tuple[int, int
 
 def batch_summary(batch: Batch) -> RunSummary:
     return RunSummary(
-        files=len({r.path for r in batch.ranges}) or len(batch.touchedFiles),
+        files=len({r.path for r in batch.ranges}) or len(batch.touched_files),
         bytes=sum(r.end - r.start for r in batch.ranges),
         turns=sum(len(a.messages) for a in batch.agents),
     )
@@ -202,8 +202,8 @@ def _process(settings: Settings, path: Path, *, extractor: Extractor, budget: To
             return RunSummary(action="noop")
         batch = load_batch(path)
         summary = batch_summary(batch)
-        state = BatchProgress.load(path) or BatchProgress(chunkTokens=settings.chunk_tokens,
-                                                          overlapTurns=settings.chunk_overlap_turns)
+        state = load_progress(path) or BatchProgress(chunk_tokens=settings.chunk_tokens,
+                                                       overlap_turns=settings.chunk_overlap_turns)
         result = Distilled()
         try:
             _map_pending(settings, path, batch, state, extractor=extractor, budget=budget,
@@ -212,7 +212,7 @@ def _process(settings: Settings, path: Path, *, extractor: Extractor, budget: To
                 for c in state.with_status("failed").values():
                     c.status = "dropped"
                     result.counters["chunks_dropped"] += 1
-                state.save(path)
+                save_progress(state, path)
             mapped = state.with_status("mapped")
             candidates = [Candidate.model_validate(c) for chunk in mapped.values() for c in chunk.candidates]
             result.memories = _reduce(settings, batch, extractor, candidates, result.counters)
@@ -222,7 +222,7 @@ def _process(settings: Settings, path: Path, *, extractor: Extractor, budget: To
             for c in mapped.values():
                 c.status, c.candidates = "stored", []
             if mapped and (state.holds() or not commit):  # a full commit deletes the progress file anyway
-                state.save(path)
+                save_progress(state, path)
         except DistillError as exc:
             exc.args = (f"batch {path} left pending, nothing from it committed: {exc}",)
             raise
@@ -301,9 +301,9 @@ def run_distill(settings: Settings, *, only_files: set[Path] | None = None,
         for _ in range(MAX_BATCHES_PER_RUN):
             made = create_batch(settings, only_files=only_files, file_filter=file_filter,
                                 cursor_path=cursor_path, read_limit=read_limit)
-            if made.action != "created" or not made.batchFile:
+            if made.action != "created" or not made.batch_file:
                 break
-            part = _process(settings, Path(made.batchFile), extractor=extractor, budget=budget, commit=True,
+            part = _process(settings, Path(made.batch_file), extractor=extractor, budget=budget, commit=True,
                             progress=progress)
             committed += part.action in ("committed", "partial")
             _add(total, part)
@@ -325,7 +325,7 @@ def set_aside_batches(settings: Settings, cursor_path: Path | None = None) -> li
     out = []
     for path in pending_batches(settings, cursor_path=cursor_path):
         try:
-            state = BatchProgress.load(path)
+            state = load_progress(path)
         except SchemaMismatch:
             continue
         if state and state.with_status("failed"):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from distill.tails.ledger import Batch, BatchAgent, BatchMessage, FileRange
+from distill.model import Batch, BatchAgent, BatchMessage, FileRange
 
 
 def messages(turns: list[tuple[str, str]], *, agent: str = "main", session: str = "s1",
@@ -12,7 +12,7 @@ def messages(turns: list[tuple[str, str]], *, agent: str = "main", session: str 
     for i, (role, text) in enumerate(turns):
         size = len(text.encode()) + 40
         out.append(BatchMessage(id=f"{agent}-{session}:{pos}", ts=1_700_000_000_000 + i, role=role, text=text,
-                                sessionId=session, file=file, start=pos, end=pos + size, entryId=f"e{i}"))
+                                session_id=session, file=file, start=pos, end=pos + size, entry_id=f"e{i}"))
         pos += size
     return out
 
@@ -21,11 +21,11 @@ def batch_of(agents: dict[str, list[tuple[str, str]]], batch_id: str = "b1") -> 
     bagents, ranges = [], []
     for agent, turns in agents.items():
         msgs = messages(turns, agent=agent)
-        bagents.append(BatchAgent(agentId=agent, messages=msgs))
+        bagents.append(BatchAgent(agent_id=agent, messages=msgs))
         ranges.append(FileRange(path=msgs[0].file, dev=1, inode=hash(agent) & 0xFFFF, start=0,
-                                end=msgs[-1].end, agentId=agent))
-    return Batch(batchId=batch_id, createdAtMs=1, agents=bagents, ranges=ranges,
-                 touchedFiles=[r.path for r in ranges])
+                                end=msgs[-1].end, agent_id=agent))
+    return Batch(batch_id=batch_id, created_at_ms=1, agents=bagents, ranges=ranges,
+                 touched_files=[r.path for r in ranges])
 
 
 # A model's answer for "pip install fails with externally-managed-environment … use uv venv" (turns t1, t2).

@@ -12,8 +12,8 @@ import json
 import os
 from collections import Counter
 
-from distill.sources import TurnLimits, get_format
-from distill.sources.base import Turn
+from distill.model import Turn, TurnLimits
+from distill.sources import get_format
 
 _ids = itertools.count(1)
 
@@ -55,7 +55,7 @@ def assert_filter_loses_nothing(fmt_name: str, lines: list[bytes]) -> None:
     """The bytes pre-test may only skip lines that give no turn and change no state."""
     everything, _ = parse(fmt_name, lines, filtered=False)
     filtered, _ = parse(fmt_name, lines, filtered=True)
-    assert [t.model_dump() for t in filtered] == [t.model_dump() for t in everything]
+    assert filtered == everything
     assert_pretest_reads_only_its_line(fmt_name, lines)
 
 

@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from distill.tails.ledger import Batch, BatchResult, create_batch, load_batch
+from distill.tails.ledger import create_batch, load_batch
+from distill.model import Batch, BatchResult
 from distill.config import Settings, load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,7 +49,7 @@ def append(path: Path, data: bytes) -> None:
 
 def run(settings: Settings, **kw) -> tuple[BatchResult, Batch | None]:
     res = create_batch(settings, **kw)
-    return res, (load_batch(Path(res.batchFile)) if res.batchFile else None)
+    return res, (load_batch(Path(res.batch_file)) if res.batch_file else None)
 
 
 def texts(batch: Batch | None) -> list[str]:

@@ -56,7 +56,7 @@ def read(tmp_path: Path, item: dict) -> list[dict]:
     made = create_batch(load_settings(state_dir=tmp_path / "state", db=tmp_path / "db", **over))
     if made.action != "created":
         return []
-    batch = json.loads(Path(made.batchFile).read_text())
+    batch = json.loads(Path(made.batch_file).read_text())
     return [m for a in batch["agents"] for m in a["messages"]]
 
 

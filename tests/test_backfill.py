@@ -250,7 +250,7 @@ def test_dry_run_reads_what_the_real_backfill_then_reads(tmp_path, monkeypatch, 
     root = tmp_path / "example"
     shutil.copytree(Path(__file__).resolve().parent.parent / "state.example", root)
     s = load_settings(state_dir=root, db=tmp_path / "db")
-    s = s.model_copy(update={"max_messages_per_agent": per_agent})
+    s = s.replace(max_messages_per_agent=per_agent)
     assert cli("--state-dir", str(root), "--db", str(tmp_path / "db"), "init").returncode == 0
 
     dry = run_backfill(s, dry_run=True)

@@ -28,12 +28,26 @@ def imported(tmp_path, *args: str) -> set[str]:
     return set(p.stderr.split())
 
 
-@pytest.mark.parametrize("command", ["status", "run"])
-def test_a_command_loads_only_its_own_module(tmp_path, command):
+HEAVY = {"pydantic", "pydantic_core", "pydantic_settings", "lancedb", "pyarrow", "numpy", "httpx", "google", "mcp"}
+
+
+@pytest.mark.parametrize("command", ["status", "run", "init"])
+@pytest.mark.parametrize("with_transcript", [False, True])
+def test_a_command_loads_only_its_own_module_and_nothing_heavy(tmp_path, command, with_transcript):
+    """``status``, ``run`` (no ``--distill``) and ``init`` start without pydantic, the store or any SDK,
+    on an empty state and when there is a transcript to read (the per-line path loaded too)."""
+    if with_transcript:
+        from tests.tail_helpers import fact, header, msg
+
+        f = tmp_path / "a" / "main" / "sessions" / "s1.jsonl"
+        f.parent.mkdir(parents=True)
+        f.write_bytes(header() + msg(fact(1)) + msg(fact(2), "assistant", 1))
     mods = imported(tmp_path, command)
     assert "distill.cli.tails" in mods
     assert not mods & {"distill.cli.memories", "distill.cli.queue_cmds", "distill.cli.distill_cmd"}
-    assert not mods & {"pydantic_settings", "lancedb", "numpy", "httpx", "google.genai", "pyarrow"}
+    assert not {m.split(".")[0] for m in mods} & HEAVY
+    if with_transcript and command == "run":
+        assert "distill.sources.openclaw" in mods  # the transcript was really read
 
 
 def test_every_registered_command_is_in_the_table():
@@ -46,3 +60,19 @@ def test_every_registered_command_is_in_the_table():
         assert {name: module for name in sub.choices} == {n: m for n, m in COMMANDS.items() if m == module}
     parser = build_parser(["--help"])
     assert set(parser._subparsers._group_actions[0].choices) == set(COMMANDS)
+
+
+def test_only_the_command_run_gets_a_parser_and_it_is_complete(tmp_path):
+    """Only the command being run has its parser built; its flags, help and errors are whole."""
+    def distill(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "distill", "--state-dir", str(tmp_path / "s"), *args],
+                              capture_output=True, text=True, timeout=120)
+
+    missing = distill("commit")
+    assert missing.returncode == 2 and "the following arguments are required: --batch-file" in missing.stderr
+    assert "--distill" in distill("run", "--help").stdout
+    assert "ACTION" in distill("memories", "--help").stdout
+    typo = distill("statu")
+    assert typo.returncode == 2 and "invalid choice: 'statu'" in typo.stderr and "'status'" in typo.stderr
+    parser = build_parser(["status"])
+    assert set(parser._subparsers._group_actions[0].choices) == {"status"}

@@ -115,7 +115,7 @@ def test_sigkill_run_and_commit_loses_and_doubles_nothing(tmp_path):
         res = create_batch(s)
         if res.action == "noop":
             break
-        commit_batch(s, Path(res.batchFile))
+        commit_batch(s, Path(res.batch_file))
 
     committed = collections.Counter()
     for p in (s.state.done).glob("*.json"):

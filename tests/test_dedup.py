@@ -245,7 +245,7 @@ def test_lexical_similarity_bounds():
 
 def test_thresholds_come_from_config_per_embedder():
     assert Settings().dedup_thresholds() == DEFAULT_THRESHOLDS["local"]
-    override = Settings(dedup={"local": {"cosine": 0.97, "lexical": 0.6}})
+    override = Settings(dedup={"local": DedupThresholds(cosine=0.97, lexical=0.6)})
     assert override.dedup_thresholds() == DedupThresholds(cosine=0.97, lexical=0.6)
     assert Settings(embedder="gemini").dedup_thresholds() == DEFAULT_THRESHOLDS["gemini"]
 

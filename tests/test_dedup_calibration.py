@@ -11,6 +11,7 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from distill.cli.render import render
@@ -70,7 +71,7 @@ def test_precision_comes_first_on_the_held_out_half(labelled):
     pairs, cos = labelled
     tune, held = split(pairs)
     s = score([pairs[i] for i in held], [cos[i] for i in held], guarded)
-    report(f"held-out half, cosine + lexical guard {DEFAULT_THRESHOLDS['local'].model_dump()}", s)
+    report(f"held-out half, cosine + lexical guard {msgspec.structs.asdict(DEFAULT_THRESHOLDS['local'])}", s)
     report("  tuning half", score([pairs[i] for i in tune], [cos[i] for i in tune], guarded))
     report("  all", score(pairs, cos, guarded))
     for line in s.errors:

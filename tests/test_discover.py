@@ -45,8 +45,8 @@ def test_overlapping_roots_the_walk_takes_the_first_a_task_must_name_one_of_them
     to the first root (the OpenClaw agent); the task check accepts either owner, and a path
     with two owners has none for the watcher (it cannot tell whose it is)."""
     s = load_settings(state_dir=example)
-    s = s.model_copy(update={"sources": [*s.sources, type(s.sources[0])(path=example / "agents", agent_id="all-of-it",
-                                                                         format="auto", glob="**/*.jsonl")]})
+    s = s.replace(sources=[*s.sources, type(s.sources[0])(path=example / "agents", agent_id="all-of-it",
+                                                          format="auto", glob="**/*.jsonl")])
     f = next((example / "agents" / "main" / "sessions").glob("*.jsonl"))
     assert [sf.agent for sf in discover(s, Counter()) if sf.path == str(f)] == ["main"]
     assert classify(s, f).agent == "main"

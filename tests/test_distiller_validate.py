@@ -2,13 +2,13 @@
 
 from collections import Counter
 
-from distill.tails.ledger import BatchAgent
+from distill.model import BatchAgent
 from distill.distiller.chunking import chunk_agent
 from distill.distiller.validate import validate_candidate
 
 from tests.distiller_helpers import messages
 
-CHUNK = chunk_agent(BatchAgent(agentId="main", messages=messages([
+CHUNK = chunk_agent(BatchAgent(agent_id="main", messages=messages([
     ("user", "pnpm install fails with ERR_PNPM_OUTDATED_LOCKFILE in CI"),
     ("assistant", "Fixed: run pnpm install --no-frozen-lockfile once and commit pnpm-lock.yaml."),
 ])), chunk_tokens=6000, overlap_turns=2)[0]
@@ -103,7 +103,7 @@ def test_keywords_line_always_has_a_chinese_phrase():
 
 # --- issue 9: what a careful reader rejects (cases taken from the issue's real-model run) ---------
 
-MARKED = chunk_agent(BatchAgent(agentId="main", messages=messages([
+MARKED = chunk_agent(BatchAgent(agent_id="main", messages=messages([
     ("user", "我们决定只在 Debian 12 上部署，不再支持 Ubuntu 20.04。"),
     ("tool", "[tool exec failed: exec: ModuleNotFoundError: No module named 'lancedb']"),
     ("assistant", "Fixed: the venv lacked lancedb; uv pip install lancedb inside .venv solved it."),

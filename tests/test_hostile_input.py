@@ -69,7 +69,7 @@ def test_an_unlistable_sessions_folder_keeps_its_cursor_entries(tmp_path, monkey
     good.write_bytes(header() + msg(fact(2, "good")))
     from distill.tails.ledger import commit_batch
     first = create_batch(s)
-    commit_batch(s, Path(first.batchFile))
+    commit_batch(s, Path(first.batch_file))
     locked.open("ab").write(msg(fact(3, "locked")))
     good.open("ab").write(msg(fact(4, "good")))
 
@@ -86,9 +86,9 @@ def test_an_unlistable_sessions_folder_keeps_its_cursor_entries(tmp_path, monkey
     res = create_batch(s)
     assert res.summary.counters["folder_unreadable"] == 1
     assert any(folder in e and "Permission denied" in e for e in res.errors), res.errors
-    texts = [m.text for a in load_batch(Path(res.batchFile)).agents for m in a.messages]
+    texts = [m.text for a in load_batch(Path(res.batch_file)).agents for m in a.messages]
     assert texts == [fact(4, "good")]
-    commit_batch(s, Path(res.batchFile))
+    commit_batch(s, Path(res.batch_file))
     monkeypatch.undo()
     again = create_batch(s)  # readable again: its new line is read, its old one is not re-read
-    assert [m.text for a in load_batch(Path(again.batchFile)).agents for m in a.messages] == [fact(3, "locked")]
+    assert [m.text for a in load_batch(Path(again.batch_file)).agents for m in a.messages] == [fact(3, "locked")]

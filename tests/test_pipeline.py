@@ -45,7 +45,7 @@ def test_distilled_but_not_committed_batch_is_replayed_without_duplicates(tmp_pa
     en = write_session(tmp_path, "main", "s-en", EN)
     s = settings(tmp_path)
     made = create_batch(s)
-    first = distill_batch_file(s, made.batchFile, commit=False)
+    first = distill_batch_file(s, made.batch_file, commit=False)
     assert first.action == "distilled" and first.memories_added == 3 - 1  # one agent: rule + pitfall
     assert pending_batches(s) and cursor_state(s)[str(en)][0] == 0  # cursor not past anything yet
     n = len(stored(s))
@@ -102,7 +102,7 @@ def test_damaged_pending_batch_does_not_stall_other_files(tmp_path):
     made = create_batch(s)
     from pathlib import Path
 
-    Path(made.batchFile).write_text("{ this is not a batch")
+    Path(made.batch_file).write_text("{ this is not a batch")
     b = write_session(tmp_path, "ops", "s-b", ZH)
     summary = run_distill(s)
     assert summary.counters["batches_unreadable"] == 1
@@ -121,7 +121,7 @@ def test_a_batch_being_distilled_elsewhere_is_skipped_not_doubled(tmp_path):
 
     a = write_session(tmp_path, "main", "s-a", EN)
     s = settings(tmp_path)
-    batch_file = Path(create_batch(s).batchFile)
+    batch_file = Path(create_batch(s).batch_file)
     lock_path = batch_file.with_name(f".{batch_file.stem}.distill.lock")
     ready, release = multiprocessing.Event(), multiprocessing.Event()
 

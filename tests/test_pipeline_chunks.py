@@ -84,7 +84,7 @@ def test_one_chunk_failing_for_good_does_not_hold_the_rest(tmp_path):
     texts = [r.text.split("\n")[0] for r in stored(s)]
     assert Counter(texts) == Counter([MAIN_MEMORY["text"], OPS_MEMORY["text"]])  # nothing doubled
     assert pending_batches(s) == [] and cursor_state(s)[str(ops)][0] > offset
-    assert tail_status(s).setAside == []
+    assert tail_status(s).set_aside == []
 
 
 def test_drop_commits_the_set_aside_ranges_without_memories(tmp_path):
@@ -106,7 +106,7 @@ def test_drop_commits_the_set_aside_ranges_without_memories(tmp_path):
 
 
 def test_a_rerun_maps_only_the_chunks_that_never_finished(tmp_path):
-    from distill.tails.ledger import BatchProgress
+    from distill.tails.ledger import load_progress
     from distill.errors import PermanentError
 
     turns = [("user", f"Rule {i}: host web-{i} serves port 80{i}0 behind caddy; never restart it by hand.")
@@ -123,7 +123,7 @@ def test_a_rerun_maps_only_the_chunks_that_never_finished(tmp_path):
         else:
             raise AssertionError("a 401 must stop the batch")
         (batch,) = pending_batches(s)
-        assert len(BatchProgress.load(batch).chunks) == 2, "the two answered chunks are kept"
+        assert len(load_progress(batch).chunks) == 2, "the two answered chunks are kept"
         assert cursor_state(s)[str(path)][0] == 0
         before = len(fake.requests)
         summary = run_distill(s)

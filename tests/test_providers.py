@@ -42,7 +42,7 @@ def test_each_name_resolves_to_its_extractor(tmp_path):
 
 
 def test_an_unknown_name_names_the_setting_and_every_known_one(tmp_path):
-    settings = load_settings(state_dir=tmp_path).model_copy(update={"llm": "claude"})
+    settings = load_settings(state_dir=tmp_path).replace(llm="claude")
     with pytest.raises(ConfigError) as err:
         make_extractor(settings)
     assert str(err.value) == "unknown DISTILL_LLM='claude': use one of rules, gemini, openai"
@@ -85,5 +85,5 @@ def test_embedders_are_registered_by_name_and_an_unknown_one_is_named(tmp_path):
     assert isinstance(make_embedder(load_settings(embedder="openai", **base)), OpenAIEmbedder)
     assert isinstance(make_embedder(load_settings(embedder="gemini", **base)), GeminiEmbedder)
     with pytest.raises(ConfigError) as err:
-        make_embedder(load_settings(state_dir=tmp_path).model_copy(update={"embedder": "voyage"}))
+        make_embedder(load_settings(state_dir=tmp_path).replace(embedder="voyage"))
     assert str(err.value) == "unknown DISTILL_EMBEDDER='voyage': use one of local, openai, gemini"

@@ -5,19 +5,16 @@ from __future__ import annotations
 import pytest
 
 from distill.backfill import BackfillReport
-from distill.tails.ledger import BatchResult
 from distill.cli.distill_cmd import DistillOutput, RetryOutput
 from distill.cli.memories import CompactResult, ExportResult, ForgetResult, RowsResult, SearchResult, ShowResult
 from distill.cli.queue_cmds import Queued
 from distill.cli.render import RENDERERS, format_size, render, renderer_for
 from distill.cli.tails import StepResult
 from distill.hooks import Plan
-from distill.tails.startpoint import InitResult
-from distill.tails.status import StatusResult
 from distill.store.calibration import Scores
 from distill.store.doctor import DoctorReport, MigrateReport
 from distill.store.models import ImportReport, MemoryHit, MemoryRow, ReembedReport, StoreStats
-from distill.summary import RunSummary
+from distill.model import BatchResult, InitResult, RunSummary, StatusResult
 
 RESULTS = [BackfillReport, BatchResult, DistillOutput, RetryOutput, CompactResult, ExportResult, ForgetResult,
            RowsResult, SearchResult, ShowResult, Queued, StepResult, Plan, InitResult, StatusResult, Scores,

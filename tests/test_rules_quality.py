@@ -4,7 +4,7 @@ miss, and keyword lines that do not mislead."""
 
 import re
 
-from distill.tails.ledger import Batch, BatchAgent, BatchMessage, FileRange
+from distill.model import Batch, BatchAgent, BatchMessage, FileRange
 from distill.config import load_settings
 from distill.distiller.rules import RulesExtractor, find_entities, zh_keywords
 from distill.pipeline import distill_batch
@@ -16,11 +16,11 @@ def distill(turns, tmp_path, **over):
             "schedule": "user", "parent_agent": "user"}
     msgs, pos = [], 0
     for i, (author, text) in enumerate(turns):
-        msgs.append(BatchMessage(id=f"m{i}", ts=i, role=role[author], author=author, text=text, sessionId="s",
-                                 file="/t/s.jsonl", start=pos, end=pos + 10, entryId=f"e{i}"))
+        msgs.append(BatchMessage(id=f"m{i}", ts=i, role=role[author], author=author, text=text, session_id="s",
+                                 file="/t/s.jsonl", start=pos, end=pos + 10, entry_id=f"e{i}"))
         pos += 10
-    batch = Batch(batchId="b", createdAtMs=0, agents=[BatchAgent(agentId="main", messages=msgs)],
-                  ranges=[FileRange(path="/t/s.jsonl", dev=0, inode=0, start=0, end=pos, agentId="main")])
+    batch = Batch(batch_id="b", created_at_ms=0, agents=[BatchAgent(agent_id="main", messages=msgs)],
+                  ranges=[FileRange(path="/t/s.jsonl", dev=0, inode=0, start=0, end=pos, agent_id="main")])
     settings = load_settings(state_dir=tmp_path, **over)
     return distill_batch(settings, batch, extractor=RulesExtractor(), budget=None).memories
 

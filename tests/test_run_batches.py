@@ -22,7 +22,7 @@ from tail_helpers import append, fact, header, msg, run, session, settings_for, 
 
 
 def commit(s, res):
-    return commit_batch(s, Path(res.batchFile))
+    return commit_batch(s, Path(res.batch_file))
 
 
 def test_new_file_then_append_reads_each_turn_once(tmp_path):
@@ -67,7 +67,7 @@ def test_pending_file_waits_while_other_files_go_on(tmp_path):
     res2, b2 = run(s)
     assert texts(b2) == [fact(9)]  # a waits on its pending range; c goes on
     assert res2.summary.counters["files_waiting_on_pending"] == 1
-    assert sorted(res2.batchFiles) == sorted([res1.batchFile, res2.batchFile])
+    assert sorted(res2.batch_files) == sorted([res1.batch_file, res2.batch_file])
     commit(s, res1)
     commit(s, res2)
     assert texts(run(s)[1]) == [fact(2)]
@@ -79,8 +79,8 @@ def test_nothing_new_but_pending_reports_pending(tmp_path):
     f.write_bytes(header() + msg(fact(1)))
     res1, _ = run(s)
     res2, _ = run(s)
-    assert res2.action == "pending" and res2.batchFiles == [res1.batchFile]
-    assert pending_batches(s) == [Path(res1.batchFile)]
+    assert res2.action == "pending" and res2.batch_files == [res1.batch_file]
+    assert pending_batches(s) == [Path(res1.batch_file)]
 
 
 def test_commit_is_idempotent_and_abort_rereads(tmp_path):
@@ -90,10 +90,10 @@ def test_commit_is_idempotent_and_abort_rereads(tmp_path):
     res, _ = run(s)
     assert commit(s, res).files == 1
     assert commit(s, res).files == 0  # second commit: no-op, no error
-    assert (s.state.done / Path(res.batchFile).name).exists()
+    assert (s.state.done / Path(res.batch_file).name).exists()
     append(f, msg(fact(2)))
     res, b = run(s)
-    abort_batch(s, Path(res.batchFile))
+    abort_batch(s, Path(res.batch_file))
     with pytest.raises(DistillError, match="aborted"):
         commit(s, res)
     assert texts(run(s)[1]) == [fact(2)]  # released bytes are read again
@@ -176,7 +176,7 @@ def test_deleted_file_leaves_the_cursor_and_releases_its_pending_batch(tmp_path)
     a.unlink()
     c.unlink()
     res2, _ = run(s)
-    assert res2.released == [b.batchId] and res2.summary.counters["deleted"] == 2
+    assert res2.released == [b.batch_id] and res2.summary.counters["deleted"] == 2
     assert res2.action == "noop"
     assert Cursor.load(s.state.cursor).files == {}
     assert "released" in render(res2)
@@ -262,17 +262,17 @@ def test_only_files_and_read_limit_and_separate_cursor(tmp_path):
                    file_filter=lambda p, st: p.name == "c.jsonl")
     assert res2.action == "noop"  # the line is not complete below the limit
     res3, b3 = run(s, cursor_path=other, file_filter=lambda p, st: p.name == "c.jsonl")
-    assert texts(b3) == [fact(3)] and b3.cursorPath == str(other)
-    commit_batch(s, Path(res3.batchFile))  # commit finds the backfill cursor from the batch
+    assert texts(b3) == [fact(3)] and b3.cursor_path == str(other)
+    commit_batch(s, Path(res3.batch_file))  # commit finds the backfill cursor from the batch
     assert pending_batches(s, cursor_path=other) == []
-    assert pending_batches(s) == [Path(res.batchFile)]
+    assert pending_batches(s) == [Path(res.batch_file)]
 
 
 def test_batch_keeps_the_legacy_keys(tmp_path):
     s = settings_for(tmp_path)
     session(tmp_path).write_bytes(header() + msg(fact(1)))
     res, _ = run(s)
-    data = orjson.loads(Path(res.batchFile).read_bytes())
+    data = orjson.loads(Path(res.batch_file).read_bytes())
     assert {"version", "createdAtMs", "agents", "touchedFiles"} <= data.keys()
     m = data["agents"][0]["messages"][0]
     assert data["agents"][0]["agentId"] == "main" and {"ts", "role", "text"} <= m.keys()
@@ -292,7 +292,7 @@ def test_crash_between_batch_write_and_cursor_write_rereads(tmp_path, monkeypatc
         commit_batch(s, orphan)
     res, b = run(s)
     assert texts(b) == [fact(1)]
-    assert list(p.name for p in s.state.batches.glob("*.json")) == [Path(res.batchFile).name]
+    assert list(p.name for p in s.state.batches.glob("*.json")) == [Path(res.batch_file).name]
 
 
 def test_rename_to_archive_while_pending_waits_then_finishes(tmp_path):
@@ -395,7 +395,7 @@ def test_secrets_never_reach_a_batch_file(tmp_path):
     f.write_bytes(header() + b"".join(lines))
     res, b = run(s)
     assert len(texts(b)) == len(SECRETS)
-    raw = Path(res.batchFile).read_text()
+    raw = Path(res.batch_file).read_text()
     leaked = [sec for sec in SECRETS if sec in raw or sec.split("://")[-1].split("@")[0] in raw]
     assert not leaked, leaked
     assert "[REDACTED:" in raw

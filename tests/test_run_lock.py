@@ -45,4 +45,4 @@ def test_two_runs_at_once_one_waits_and_nothing_is_read_twice(tmp_path):
     batch = load_batch(created["batchFile"])
     assert sorted(m.text for a in batch.agents for m in a.messages) == sorted(expected)
     cursor = Cursor.load(s.state.cursor)  # loads: valid JSON, every file pending on that one batch
-    assert {bid for e in cursor.files.values() for bid in e["pending"]} == {batch.batchId}
+    assert {bid for e in cursor.files.values() for bid in e["pending"]} == {batch.batch_id}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -60,3 +61,42 @@ def test_a_typo_in_config_or_flags_is_refused_by_name(state):
     (state / "config.toml").write_text("")
     with pytest.raises(ConfigError, match="max_globl"):
         load_settings(max_globl=1)
+
+
+@pytest.mark.parametrize("env, value, named", [
+    ("DISTILL_CHUNK_TOKENS", "lots", "setting chunk_tokens: Expected `int`, got `str`"),
+    ("DISTILL_EMBEDDER", "word2vec", "setting embedder: Invalid enum value 'word2vec'"),
+    ("DISTILL_DISTILLER_AGENT_ID", "has space", "agent id 'has space' in distiller_agent_id is not valid"),
+    ("DISTILL_SOURCES", '[{"path": "/x", "agent_id": "a/b"}]', "setting sources[0]: agent id 'a/b'"),
+    ("DISTILL_SOURCES", '[{"path": 3, "agent_id": "cc"}]', "setting sources[0].path: expected Path, got int"),
+    ("DISTILL_WORKER_POLL", "maybe", "setting worker_poll: Expected `bool`, got `str`"),
+])
+def test_a_bad_value_is_refused_naming_the_setting(state, monkeypatch, env, value, named):
+    monkeypatch.setenv(env, value)
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert named in str(err.value) and "invalid configuration" in str(err.value)
+
+
+def test_values_are_converted_as_before(state, monkeypatch):
+    """Environment strings become numbers, booleans (yes/no/on/off/1/0/true/false) and paths."""
+    (state / "config.toml").write_text('worker_poll = true\ndb = "~/mem"\n[dedup.local]\ncosine = 0.95\n')
+    monkeypatch.setenv("DISTILL_EMBED_DIMENSIONS", "512")
+    monkeypatch.setenv("DISTILL_LLM_TIMEOUT", "2")
+    monkeypatch.setenv("DISTILL_BACKFILL_ARCHIVES", "no")
+    s = load_settings()
+    assert (s.worker_poll, s.backfill_archives, s.embed_dimensions, s.llm_timeout) == (True, False, 512, 2.0)
+    assert s.db == Path(os.path.expanduser("~/mem")) and s.dedup_thresholds().cosine == 0.95
+    for word, value in [("on", True), ("Yes", True), ("1", True), ("off", False), ("FALSE", False)]:
+        monkeypatch.setenv("DISTILL_WORKER_POLL", word)
+        assert load_settings().worker_poll is value
+
+
+def test_given_names_the_settings_a_layer_set(state, monkeypatch):
+    """A configured embedder is kept for an existing table even where another would fit."""
+    assert "embedder" not in load_settings().given
+    monkeypatch.setenv("DISTILL_EMBEDDER", "local")
+    s = load_settings(db=str(state / "db"))
+    assert {"embedder", "db", "state_dir"} <= s.given
+    variant = s.replace(read_archives=True)
+    assert variant.read_archives and not s.read_archives and {"embedder", "read_archives"} <= variant.given

@@ -163,7 +163,7 @@ def test_user_words_after_a_successful_result_are_kept():
 
 
 def test_a_runaway_stream_stays_bounded_and_keeps_head_and_tail():
-    from distill.sources import TurnLimits
+    from distill.model import TurnLimits
 
     lines = [cc_assistant("msg_run", [{"type": "text", "text": f"block {i:05d} " + "words " * 40}]) for i in range(3000)]
     turns, _ = parse("claude-code", lines, limits=TurnLimits(max_turn_chars=2000))

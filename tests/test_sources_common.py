@@ -9,7 +9,8 @@ import pytest
 from distill.config import load_settings
 from distill.errors import ConfigError, DistillError
 from distill.errors import UnknownFormat
-from distill.sources import FORMATS, TurnLimits, detect_format, get_format, is_archive_name
+from distill.model import TurnLimits
+from distill.sources import FORMATS, detect_format, get_format, is_archive_name
 from sources_lines import (
     FIRST_LINES, GOOD_USER_LINE, assert_filter_loses_nothing, cc_assistant, cc_user, cx_item, cx_output, jl, oc_msg,
     oc_tool_result, parse,

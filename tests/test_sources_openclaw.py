@@ -3,7 +3,8 @@ expected turns; the bytes pre-test skips the bulk and loses nothing."""
 
 from __future__ import annotations
 
-from distill.sources import TurnLimits, get_format
+from distill.model import TurnLimits
+from distill.sources import get_format
 from sources_lines import (
     FIRST_LINES, TS_MS, assert_filter_loses_nothing, brief, jl, oc_msg, oc_tool_result, parse, png,
 )

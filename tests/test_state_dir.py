@@ -24,9 +24,9 @@ def test_every_path_in_the_state_directory_is_named_by_state_dir(tmp_path):
     a, b = session(tmp_path, "main", "a"), session(tmp_path, "ops", "b")
     a.write_bytes(header("a") + msg(fact(1, "a")))
     b.write_bytes(header("b") + msg(fact(1, "b")))
-    commit_batch(s, Path(create_batch(s).batchFile))
+    commit_batch(s, Path(create_batch(s).batch_file))
     append(a, msg(fact(2, "a")))
-    abort_batch(s, Path(create_batch(s).batchFile))
+    abort_batch(s, Path(create_batch(s).batch_file))
     b.write_bytes(header("b") + msg(fact(3, "b")))  # shorter: truncated, re-read, committed turns skipped
     assert run_distill(s).action == "committed"
     run_backfill(s)

@@ -86,7 +86,7 @@ def test_reembed_rebuilds_vectors_into_new_size_and_keeps_rows(tmp_path):
     store = MemoryStore.open(s, embedder=HashEmbedder(dim=16, name="test:small"))
     store.import_(PLUGIN_EXPORT)
     ids = {r.id for r in store.list()}
-    report = store.reembed(s.model_copy(), embedder=HashEmbedder(dim=32, name="test:big"))
+    report = store.reembed(s.replace(), embedder=HashEmbedder(dim=32, name="test:big"))
     assert (report.old_dim, report.new_dim, report.rows) == (16, 32, 3)
     db = lancedb.connect(str(s.db))
     live = db.open_table("memories")

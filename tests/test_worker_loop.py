@@ -17,7 +17,7 @@ from distill.enqueue import enqueue
 from distill.errors import BudgetExceeded, LockBusy, PermanentError, TransientError
 from distill.settings.hook import HookConfig
 from distill.queue import Queue, now_ms
-from distill.summary import RunSummary
+from distill.model import RunSummary
 from worker.tasks import TaskLoop
 
 

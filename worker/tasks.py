@@ -31,7 +31,7 @@ from distill.settings.hook import HookConfig
 from distill.queue import Entry, Queue, Task, now_ms
 from distill.errors import InvalidTask, SessionGone
 from distill.roots import check_session_file
-from distill.summary import RunSummary
+from distill.model import RunSummary, to_builtins
 
 log = logging.getLogger("distill-worker")
 
@@ -190,7 +190,7 @@ class TaskLoop:
             what += " [file gone: full pass]"
         if outcome == "done":
             assert summary is not None
-            task.stats = {**summary.model_dump(mode="json"), "worker_seconds": round(seconds, 3),
+            task.stats = {**to_builtins(summary), "worker_seconds": round(seconds, 3),
                           "coalesced": len(extras), "coalesced_ids": extra_ids}
             task.finished_at_ms = now_ms()
             task.error = None

@@ -35,8 +35,6 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     import argparse
     import importlib
 
-    from ..enqueue import command_index
-
     parser = argparse.ArgumentParser(
         prog="distill",
         description="Distill agent session transcripts into a shared LanceDB memory.",
@@ -46,9 +44,45 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     sub.required = True
     idx = command_index(argv) if argv is not None else None
     chosen = COMMANDS.get(argv[idx]) if argv is not None and idx is not None else None
+    target = _Only(sub, argv[idx]) if chosen else sub
     for name in dict.fromkeys([chosen] if chosen else COMMANDS.values()):
-        importlib.import_module(f"{__name__}.{name}").register(sub)
+        importlib.import_module(f"{__name__}.{name}").register(target)
     return parser
+
+
+class _Only:
+    """The subcommands when the one being run is known: only its parser is built. (argparse
+    formats every flag as it is added, which costs more than ``distill status`` itself.)"""
+
+    def __init__(self, sub: Any, name: str):
+        self._sub, self._name = sub, name
+
+    def add_parser(self, name: str, **kw: Any) -> Any:
+        return self._sub.add_parser(name, **kw) if name == self._name else _Unused()
+
+
+class _Unused:
+    """Stands in for the parser of a command not being run: whatever is added to it is dropped."""
+
+    def __getattr__(self, name: str) -> Callable[..., _Unused]:
+        return lambda *args, **kw: self
+
+
+GLOBAL_VALUE_FLAGS = ("--state-dir", "--agents-dir", "--db")
+
+
+def command_index(argv: list[str]) -> int | None:
+    """Position of the subcommand in ``argv`` (global flags may come before it)."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in GLOBAL_VALUE_FLAGS:
+            i += 2
+        elif arg.startswith("-"):
+            i += 1
+        else:
+            return i
+    return None
 
 
 def add_global_flags(parser: argparse.ArgumentParser) -> None:
@@ -90,7 +124,12 @@ def emit(result: Any, as_json: bool) -> None:
     if as_json:
         import orjson
 
-        data = result.model_dump(mode="json", by_alias=True) if hasattr(result, "model_dump") else result
+        if hasattr(result, "__struct_fields__"):  # distill.model's Structs, under their JSON keys
+            import msgspec
+
+            data = msgspec.to_builtins(result)
+        else:
+            data = result.model_dump(mode="json", by_alias=True) if hasattr(result, "model_dump") else result
         sys.stdout.write(orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS).decode() + "\n")
     else:
         from .render import render
@@ -101,12 +140,14 @@ def emit(result: Any, as_json: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..enqueue import fast_main  # the hook's fast path: no parser tree, no pydantic
-
     argv = sys.argv[1:] if argv is None else list(argv)
-    fast = fast_main(argv)
-    if fast is not None:
-        return fast
+    idx = command_index(argv)
+    if idx is not None and argv[idx] == "enqueue":
+        from ..enqueue import fast_main  # the hook's fast path: no parser tree, no msgspec
+
+        fast = fast_main(argv)
+        if fast is not None:
+            return fast
     args = build_parser(argv).parse_args(argv)
     try:
         settings = settings_from_args(args)

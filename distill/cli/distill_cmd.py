@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..summary import RunSummary
+from ..model import RunSummary, as_dict
 from . import command
 
 
@@ -41,11 +41,11 @@ def register(sub: Any) -> None:
 def _retry(settings: Any, args: argparse.Namespace) -> RetryOutput:
     from ..pipeline import retry_failed
 
-    return RetryOutput(**retry_failed(settings, drop=args.drop, batch_file=args.batch_file).model_dump())
+    return RetryOutput(**as_dict(retry_failed(settings, drop=args.drop, batch_file=args.batch_file)))
 
 
 def _distill(settings: Any, args: argparse.Namespace) -> DistillOutput:
     from ..pipeline import distill_batch_file
 
     summary = distill_batch_file(settings, args.batch_file, commit=args.commit)
-    return DistillOutput(**summary.model_dump(), batch_file=str(args.batch_file))
+    return DistillOutput(**as_dict(summary), batch_file=str(args.batch_file))

@@ -180,7 +180,7 @@ def handle_import(settings, args):
 def handle_reembed(settings, args):
     overrides = {"embedder": args.embedder, "embed_model": args.model, "embed_base_url": args.base_url,
                  "embed_dimensions": args.dimensions, "embed_task": args.task}
-    new_settings = settings.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+    new_settings = settings.replace(**{k: v for k, v in overrides.items() if v is not None})
     from ..store import table as tbl
     from ..store.memory import MemoryStore
 

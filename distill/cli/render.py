@@ -97,9 +97,9 @@ def _retry_output(r) -> str:
 @renders("BatchResult")
 def _batch(r) -> str:
     lines = [summary_line(r.summary)]
-    if r.batchFile:
-        lines.append(f"batch file: {r.batchFile}")
-    others = [f for f in r.batchFiles if f != r.batchFile]
+    if r.batch_file:
+        lines.append(f"batch file: {r.batch_file}")
+    others = [f for f in r.batch_files if f != r.batch_file]
     if others:
         lines.append("pending batch files (distill them, then `distill commit --batch-file F`):")
         lines += [f"  {f}" for f in others]
@@ -111,32 +111,32 @@ def _batch(r) -> str:
 
 @renders("InitResult")
 def _init(r) -> str:
-    return (f"init: {r.markedFiles} files marked read to their end ({r.markedBytes} bytes skipped); "
-            f"{r.trackedFiles} files tracked in {r.cursorPath}")
+    return (f"init: {r.marked_files} files marked read to their end ({r.marked_bytes} bytes skipped); "
+            f"{r.tracked_files} files tracked in {r.cursor_path}")
 
 
 @renders("StatusResult")
 def _status(r) -> str:
-    out = [f"cursor: {r.cursorPath} ({len(r.files)} files)"]
-    if r.lastRun:
-        when = dt.datetime.fromtimestamp(r.lastRun.atMs / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-        out.append(f"last run: {when}: {summary_line(r.lastRun.summary)}")
+    out = [f"cursor: {r.cursor_path} ({len(r.files)} files)"]
+    if r.last_run:
+        when = dt.datetime.fromtimestamp(r.last_run.at_ms / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        out.append(f"last run: {when}: {summary_line(r.last_run.summary)}")
     else:
         out.append("last run: never")
-    out.append("pending batches: " + (", ".join(r.pendingBatches) if r.pendingBatches else "none"))
-    if r.setAside:
-        out.append(f"set-aside chunks: {len(r.setAside)} (`distill retry` tries them again, "
+    out.append("pending batches: " + (", ".join(r.pending_batches) if r.pending_batches else "none"))
+    if r.set_aside:
+        out.append(f"set-aside chunks: {len(r.set_aside)} (`distill retry` tries them again, "
                    "`distill retry --drop` gives them up)")
-    for c in r.setAside:
+    for c in r.set_aside:
         spans = "; ".join(f"{p} bytes {a}-{b}" for p, a, b in c.ranges)
-        out.append(f"  {os.path.basename(c.batchFile)} chunk {c.chunk} (agent {c.agentId}, "
+        out.append(f"  {os.path.basename(c.batch_file)} chunk {c.chunk} (agent {c.agent_id}, "
                    f"{_plural(c.attempts, 'attempt')}): {c.error}")
         out.append(f"    holds {spans}")
     for a in r.agents:
-        out.append(f"agent {a.agentId}: {a.files} files, {format_size(a.behind)} behind"
+        out.append(f"agent {a.agent_id}: {a.files} files, {format_size(a.behind)} behind"
                    + (f", pending {', '.join(a.pending)}" if a.pending else ""))
         for f in r.files:
-            if f.agentId == a.agentId and (f.behind or f.pending or f.state not in ("tracked",)):
+            if f.agent_id == a.agent_id and (f.behind or f.pending or f.state not in ("tracked",)):
                 extra = f" [pending {', '.join(f.pending)}]" if f.pending else ""
                 out.append(f"  {f.path}: {format_size(f.behind)} behind, {f.state}{extra}")
     return "\n".join(out)
@@ -162,7 +162,7 @@ def _backfill(r) -> str:
     if r.action == "noop":
         return "nothing to backfill: every selected file is read up to where the main cursor stood"
     if r.summary is None:
-        from ..summary import RunSummary
+        from ..model import RunSummary
 
         return summary_line(RunSummary())
     return summary_line(r.summary)

@@ -10,18 +10,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pydantic import BaseModel
+import msgspec
 
 from . import command
 from ..errors import DistillError
-from ..summary import RunSummary
+from ..model import RunSummary
 
 
-class StepResult(BaseModel):
+class StepResult(msgspec.Struct, kw_only=True, rename="camel"):
     """What ``commit``, ``abort`` and ``run --distill`` print."""
 
     action: str
-    batchFile: str | None = None
+    batch_file: str | None = None
     summary: RunSummary
 
 
@@ -59,21 +59,21 @@ def _run(settings, args: argparse.Namespace):
     from ..tails.ledger import create_batch, record_last_run
 
     result = create_batch(settings)
-    record_last_run(settings, result.summary, result.batchFile)
+    record_last_run(settings, result.summary, result.batch_file)
     return result
 
 
 def _commit(settings, args: argparse.Namespace):
     from ..tails.ledger import commit_batch
 
-    return StepResult(action="committed", batchFile=str(args.batch_file),
+    return StepResult(action="committed", batch_file=str(args.batch_file),
                       summary=commit_batch(settings, args.batch_file))
 
 
 def _abort(settings, args: argparse.Namespace):
     from ..tails.ledger import abort_batch
 
-    return StepResult(action="aborted", batchFile=str(args.batch_file),
+    return StepResult(action="aborted", batch_file=str(args.batch_file),
                       summary=abort_batch(settings, args.batch_file))
 
 

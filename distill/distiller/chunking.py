@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..tails.ledger import BatchAgent, BatchMessage
+from ..model import BatchAgent, BatchMessage
 
 CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 TURN_OVERHEAD_TOKENS = 3  # "[t12 A] " and the newline
@@ -151,7 +151,7 @@ def chunk_agent(agent: BatchAgent, *, chunk_tokens: int, overlap_turns: int, sta
         while j < len(msgs) and (j == i or used + costs[j] <= chunk_tokens):
             used += costs[j]
             j += 1
-        chunks.append(Chunk(agent.agentId, start_index + len(chunks), list(msgs[begin:j])))
+        chunks.append(Chunk(agent.agent_id, start_index + len(chunks), list(msgs[begin:j])))
         i = j
     return chunks
 

@@ -14,7 +14,7 @@ from collections import Counter
 
 from pydantic import BaseModel, Field
 
-from ..tails.ledger import BatchMessage
+from ..model import BatchMessage
 from ..store.dedup import contradictions
 from .schema import CATEGORY_OF_KIND, Candidate
 
@@ -105,7 +105,7 @@ def apply_caps(cands: list[Candidate], *, max_per_agent: int, max_global: int, c
     out: list[Candidate] = []
     for c in sorted(cands, key=score, reverse=True):
         first = messages.get(c.evidence[0]) if c.evidence else None
-        unit = (c.agent_id, first.sessionId if first else "", c.chunk, c.scope)
+        unit = (c.agent_id, first.session_id if first else "", c.chunk, c.scope)
         if taken[unit] >= (max_global if c.scope == "global" else max_per_agent):
             counters["dropped_cap"] += 1
             continue
@@ -133,10 +133,10 @@ def to_memory(c: Candidate, messages: dict[str, BatchMessage], *, provider: str,
             "evidence": c.evidence,
             "provenance": {
                 "agent": c.agent_id,
-                "sessions": sorted({m.sessionId for m in evid}),
+                "sessions": sorted({m.session_id for m in evid}),
                 "files": sorted({m.file for m in evid}),
                 "ranges": ranges,
-                "entryIds": [m.entryId for m in evid if m.entryId],
+                "entryIds": [m.entry_id for m in evid if m.entry_id],
             },
             "distiller": {"provider": provider, "model": model, "prompt_version": prompt_version},
             "content_hash": content_hash(text),

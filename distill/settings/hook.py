@@ -1,7 +1,8 @@
 """The hook's slice of the settings: state dir, transcript roots and the agent rules.
 
 ``distill enqueue`` runs at every session end and must return in milliseconds; importing
-pydantic alone costs more than the rest of the call. So this slice is built straight from
+the full model's validator (msgspec, with typing) costs about as much as the rest of the call.
+So this slice is built straight from
 :func:`distill.settings.core.gather` (the same precedence as the full settings) with plain
 checks, and gives up — returning ``None`` — on anything unusual (a wrong type, a bad file),
 so that the caller falls back to the full settings model and its precise error messages.

@@ -14,19 +14,15 @@ from __future__ import annotations
 import re
 from collections import Counter
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Protocol
 
 import orjson
-from pydantic import BaseModel
 
 from ..envelopes import Author, attribute
+from ..model import Role, Turn, TurnLimits
 from ..noise import clip, is_noise, strip_injected
 from ..redact import redact
 
-if TYPE_CHECKING:
-    from ..config import Settings
-
-Role = Literal["user", "assistant", "tool"]
 # Who actually wrote a turn (``Author``, defined with the rules that find it in envelopes.py).
 # ``role`` is the transcript's own label (kept for the batch file's old keys); ``author`` is
 # what attribution rests on: only "person" text may become "the user said". platform =
@@ -35,31 +31,9 @@ Role = Literal["user", "assistant", "tool"]
 DEFAULT_AUTHOR: dict[str, Author] = {"user": "person", "assistant": "assistant", "tool": "tool"}
 
 
-class Turn(BaseModel):
-    agent_id: str
-    session_id: str
-    file: str
-    start: int  # byte range [start, end) of the line(s) in the file
-    end: int
-    entry_id: str | None  # the format's own entry/message id, if it has one
-    ts: int  # Unix milliseconds; 0 = unknown (the caller falls back to the file's mtime)
-    role: Role
-    text: str  # cleaned: injected blocks stripped, clipped, redacted
-    author: Author  # set by the format module; see ``Author``
-
-
 class ParseCounters(Counter):
     """Why lines or turns were skipped or changed, by reason (``invalid_json``, ``noise``,
     ``redacted:<kind>``, ``clipped``, ``tool_failure``, ``skipped_type:<t>``, …)."""
-
-
-class TurnLimits(BaseModel):
-    max_turn_chars: int = 6000
-    max_tool_trace_chars: int = 300
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> TurnLimits:
-        return cls(max_turn_chars=settings.max_turn_chars, max_tool_trace_chars=settings.max_tool_trace_chars)
 
 
 class SourceParser(Protocol):

@@ -275,15 +275,15 @@ def for_table(settings: "Settings", table_dim: int, recorded: str | None, env=No
     import os
 
     env = os.environ if env is None else env
-    if "embedder" in settings.model_fields_set or table_dim == known_dim(settings):
+    if "embedder" in settings.given or table_dim == known_dim(settings):
         return settings
     kind, model, base, task, keys = likely_embedder(table_dim, recorded)
     key_var = next((k for k in keys if env.get(k)), None)
     if kind is None or key_var is None:
         raise SchemaMismatch(one_line_hint(settings.table, table_dim, recorded, kind, model, base, task, keys))
-    return settings.model_copy(update={
-        "embedder": kind, "embed_model": model, "embed_base_url": base, "embed_task": task,
-        "embed_dimensions": table_dim, "embed_api_key": env[key_var]})
+    return settings.replace(
+        embedder=kind, embed_model=model, embed_base_url=base, embed_task=task,
+        embed_dimensions=table_dim, embed_api_key=env[key_var])
 
 
 def one_line_hint(table: str, dim: int, recorded: str | None, kind, model, base, task, keys) -> str:

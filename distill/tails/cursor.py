@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any, TypedDict
 
-import orjson
+import msgspec
 
 from ..atomic import write_bytes
 from ..errors import DistillError, SchemaMismatch
@@ -91,8 +91,8 @@ class Cursor:
         except OSError as exc:
             raise SchemaMismatch(f"cannot read cursor {path}: {exc}") from exc
         try:
-            data = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
+            data = msgspec.json.decode(raw)  # msgspec, not orjson: one JSON library at start-up
+        except msgspec.DecodeError as exc:
             raise SchemaMismatch(
                 f"cursor {path} is not valid JSON ({exc}); restore it from a backup, or move it "
                 "away and run `distill init` (start from now) or `distill run` (read everything)"
@@ -125,7 +125,7 @@ class Cursor:
             "files": self.files,
         }
         try:
-            write_bytes(self.path, orjson.dumps(data) + b"\n")
+            write_bytes(self.path, msgspec.json.encode(data) + b"\n")
         except OSError as exc:
             raise DistillError(f"cannot write cursor {self.path}: {exc}; the previous cursor is intact, "
                                "fix the problem (disk space, permissions) and run the command again") from exc

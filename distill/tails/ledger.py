@@ -3,7 +3,7 @@ files they cover. Reading them is :mod:`distill.tails.reader`'s; this module own
 then goes through, under the state lock: create, reconcile, commit, abort, pending, prune, and
 the last-run record. Paths come from :mod:`distill.tails.state`.
 
-The keys of the script this replaces (``version``, ``createdAtMs``, ``agents[].agentId``,
+The keys of the script this replaces (``version``, ``createdAtMs``, ``agents[].agent_id``,
 ``agents[].messages[].{ts, role, text}``, ``touchedFiles``) are kept so that cron prompts
 written for it keep working; provenance is added per message and per file range.
 
@@ -25,82 +25,23 @@ batch is written (``noop``). Files with a pending range wait; the others go on.
 from __future__ import annotations
 
 import os
-import secrets
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
 
-import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+import msgspec
 
 from ..atomic import move, write_bytes
 from ..config import Settings
-from .cursor import Cursor, SeenTurns, now_ms, turn_digest
-from ..errors import DistillError, SchemaMismatch
+from ..errors import DistillError
 from ..lock import FileLock
-from ..summary import RunSummary
+from ..model import Batch, BatchProgress, BatchResult, FileRange, LastRun, RunSummary, decode, to_builtins
+from .cursor import Cursor, SeenTurns, now_ms, turn_digest
 from .reader import TailWalk
-
-
-class BatchMessage(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
-
-    id: str  # stable across runs: "<file key>:<start byte>", the evidence id of a turn
-    ts: int  # Unix milliseconds
-    role: str  # "user" | "assistant" | "tool"
-    text: str
-    sessionId: str
-    file: str
-    start: int
-    end: int
-    entryId: str | None = None
-    author: str | None = None  # see sources.base.Author; None in batches written before it existed
-
-
-class BatchAgent(BaseModel):
-    agentId: str
-    messages: list[BatchMessage] = Field(default_factory=list)
-
-
-class FileRange(BaseModel):
-    """``[start, end)`` of one file (known by device + inode) that this batch covers."""
-
-    path: str
-    dev: int
-    inode: int
-    start: int
-    end: int
-    agentId: str
-    skipLine: bool = False  # ``end`` lies inside an over-long line whose rest is skipped
-
-    @property
-    def key(self) -> str:
-        return f"{self.dev}:{self.inode}"
-
-
-class Batch(BaseModel):
-    version: int = 2
-    batchId: str
-    createdAtMs: int
-    agents: list[BatchAgent] = Field(default_factory=list)
-    touchedFiles: list[str] = Field(default_factory=list)
-    ranges: list[FileRange] = Field(default_factory=list)
-    counters: dict[str, int] = Field(default_factory=dict)
-    cursorPath: str | None = None  # the cursor whose ranges this batch holds (None = the default one)
-
-
-class BatchResult(BaseModel):
-    action: Literal["created", "noop", "pending"]
-    batchFile: str | None = None
-    batchFiles: list[str] = Field(default_factory=list)
-    cursorPath: str = ""
-    summary: RunSummary
-    released: list[str] = Field(default_factory=list)
-    errors: list[str] = Field(default_factory=list)
+from .state import chunks_file
 
 
 # --- the state lock ---------------------------------------------------------------------
@@ -132,20 +73,20 @@ def state_lock(settings: Settings) -> Iterator[None]:
 
 
 def _new_batch_id() -> str:
-    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+    # os.urandom, not `secrets`: importing that (hmac, random) costs more than a no-op run
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + os.urandom(3).hex()
 
 
 def load_batch(path: Path) -> Batch:
     try:
-        return Batch.model_validate_json(Path(path).read_bytes())
+        data = Path(path).read_bytes()
     except FileNotFoundError:
         raise DistillError(f"batch file {path} does not exist") from None
-    except (ValidationError, ValueError) as exc:
-        raise SchemaMismatch(f"batch file {path} is not a distill batch: {exc}") from exc
+    return decode(data, Batch, f"batch file {path} is not a distill batch: {{error}}")
 
 
 def _cursor_path_of(settings: Settings, batch: Batch) -> Path:
-    return Path(batch.cursorPath) if batch.cursorPath else settings.state.cursor.absolute()
+    return Path(batch.cursor_path) if batch.cursor_path else settings.state.cursor.absolute()
 
 
 def pending_batches(settings: Settings, cursor_path: Path | None = None) -> list[Path]:
@@ -190,17 +131,19 @@ def _finish(settings: Settings, cursor: Cursor, walk: TailWalk, cpath: Path, t0:
     batch_file = None
     if turns:
         batch = Batch(
-            batchId=walk.batch_id,
-            createdAtMs=now_ms(),
-            touchedFiles=[r["path"] for r in walk.ranges],
-            ranges=[FileRange(**r) for r in walk.ranges],
+            batch_id=walk.batch_id,
+            created_at_ms=now_ms(),
+            touched_files=[r["path"] for r in walk.ranges],
+            ranges=msgspec.convert(walk.ranges, list[FileRange]),
             counters=dict(walk.counters),
-            cursorPath=None if cpath == settings.state.cursor.absolute() else str(cpath),
+            cursor_path=None if cpath == settings.state.cursor.absolute() else str(cpath),
         )
-        data = batch.model_dump(mode="json")
+        data = to_builtins(batch)
         data["agents"] = [{"agentId": a, "messages": m} for a, m in sorted(walk.messages.items())]
         batch_file = settings.state.batch(walk.batch_id).absolute()
         try:
+            import orjson  # here: a run with nothing new writes no batch and need not load it
+
             write_bytes(batch_file, orjson.dumps(data, option=orjson.OPT_INDENT_2))
         except OSError as exc:
             raise DistillError(f"cannot write batch file {batch_file}: {exc}; nothing was marked pending, "
@@ -211,8 +154,8 @@ def _finish(settings: Settings, cursor: Cursor, walk: TailWalk, cpath: Path, t0:
     action = "created" if batch_file else ("pending" if pending else "noop")
     summary = RunSummary(action=action, files=walk.files, bytes=walk.bytes, turns=turns,
                          seconds=time.monotonic() - t0, counters=dict(walk.counters))
-    return BatchResult(action=action, batchFile=str(batch_file) if batch_file else None, batchFiles=pending,
-                       cursorPath=str(cpath), summary=summary, released=sorted(set(walk.released)),
+    return BatchResult(action=action, batch_file=str(batch_file) if batch_file else None, batch_files=pending,
+                       cursor_path=str(cpath), summary=summary, released=sorted(set(walk.released)),
                        errors=walk.errors)
 
 
@@ -277,7 +220,7 @@ def _apply_commit(cursor: Cursor, batch: Batch) -> tuple[int, int, list[str]]:
     keys = []
     for r in batch.ranges:
         entry = cursor.files.get(r.key)
-        pend = entry["pending"].pop(batch.batchId, None) if entry else None
+        pend = entry["pending"].pop(batch.batch_id, None) if entry else None
         if pend is None:
             continue
         entry["offset"], entry["skip"] = pend[1], bool(pend[2])
@@ -289,59 +232,23 @@ def _apply_commit(cursor: Cursor, batch: Batch) -> tuple[int, int, list[str]]:
 
 # --- per-chunk progress ----------------------------------------------------------------------
 
-ChunkStatus = Literal["mapped", "stored", "failed", "dropped"]
+def load_progress(batch_file: Path) -> BatchProgress | None:
+    """A batch's chunk progress (``batches/<id>.chunks``), or None if it has none yet."""
+    path = progress_path(batch_file)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    return decode(data, BatchProgress, f"chunk progress {path} is damaged ({{error}}); delete it "
+                  "to map the whole batch again (the store's dedup keeps memories single)")
 
 
-class ChunkState(BaseModel):
-    """What one chunk of a batch produced. ``mapped``: validated candidates kept here, not yet
-    stored; ``stored``: its memories are in the store; ``failed``: set aside, ``hold`` says from
-    which byte of which file (``"<dev>:<inode>"``) nothing may be committed; ``dropped``: a
-    person gave up on it (``distill retry --drop``)."""
-
-    status: ChunkStatus
-    agent: str
-    candidates: list[dict] = Field(default_factory=list)
-    error: str | None = None
-    attempts: int = 0
-    hold: dict[str, int] = Field(default_factory=dict)
-    ranges: list[list] = Field(default_factory=list)  # [path, start, end] per file, for people
+def save_progress(progress: BatchProgress, batch_file: Path) -> None:
+    write_bytes(progress_path(batch_file), msgspec.json.encode(progress))
 
 
-class BatchProgress(BaseModel):
-    """A batch's own state beside it (``batches/<id>.chunks``), written atomically after every
-    chunk, so a rerun maps only what never finished and stores nothing twice."""
-
-    chunkTokens: int
-    overlapTurns: int
-    chunks: dict[str, ChunkState] = Field(default_factory=dict)
-
-    @staticmethod
-    def path_for(batch_file: Path) -> Path:
-        return Path(batch_file).with_suffix(".chunks")
-
-    @classmethod
-    def load(cls, batch_file: Path) -> "BatchProgress | None":
-        try:
-            return cls.model_validate_json(cls.path_for(batch_file).read_bytes())
-        except FileNotFoundError:
-            return None
-        except (ValidationError, ValueError) as exc:
-            raise SchemaMismatch(f"chunk progress {cls.path_for(batch_file)} is damaged ({exc}); delete it "
-                                 "to map the whole batch again (the store's dedup keeps memories single)") from exc
-
-    def save(self, batch_file: Path) -> None:
-        write_bytes(self.path_for(batch_file), orjson.dumps(self.model_dump(mode="json")))
-
-    def with_status(self, *statuses: str) -> dict[int, ChunkState]:
-        return {int(i): c for i, c in self.chunks.items() if c.status in statuses}
-
-    def holds(self) -> dict[str, int]:
-        """Per file key, the first byte no commit may pass: the earliest turn of a set-aside chunk."""
-        out: dict[str, int] = {}
-        for c in self.with_status("failed").values():
-            for key, start in c.hold.items():
-                out[key] = min(start, out.get(key, start))
-        return out
+def progress_path(batch_file: Path) -> Path:
+    return chunks_file(batch_file)
 
 
 def commit_partial(settings: Settings, batch_file: Path, holds: dict[str, int],
@@ -357,12 +264,12 @@ def commit_partial(settings: Settings, batch_file: Path, holds: dict[str, int],
     with state_lock(settings):
         batch, where = _locate(settings, batch_file, batch)
         if where != "pending":
-            raise DistillError(f"batch {batch.batchId} is {where}; a partial commit needs a pending batch")
+            raise DistillError(f"batch {batch.batch_id} is {where}; a partial commit needs a pending batch")
         cursor = Cursor.load(_cursor_path_of(settings, batch))
         files = nbytes = 0
         for r in batch.ranges:
             entry = cursor.files.get(r.key)
-            pend = entry["pending"].get(batch.batchId) if entry else None
+            pend = entry["pending"].get(batch.batch_id) if entry else None
             if pend is None:
                 continue
             if r.key in holds:
@@ -373,7 +280,7 @@ def commit_partial(settings: Settings, batch_file: Path, holds: dict[str, int],
                 entry["offset"], entry["skip"] = stop, False  # a turn starts a line
                 pend[0] = stop
             else:
-                entry["pending"].pop(batch.batchId)
+                entry["pending"].pop(batch.batch_id)
                 entry["offset"], entry["skip"] = pend[1], bool(pend[2])
                 nbytes += pend[1] - pend[0]
             files += 1
@@ -388,7 +295,7 @@ def _locate(settings: Settings, batch_file: Path, batch: Batch | None = None) ->
     """Find a batch wherever its life has taken it: (batch, "pending" | "done" | "aborted").
     ``batch``: the batch the caller already loaded from ``batch_file`` (not read again)."""
     if batch is not None:
-        return batch, _where(settings, batch.batchId)
+        return batch, _where(settings, batch.batch_id)
     path = Path(batch_file)
     candidates = [path]
     name = path.name if path.suffix == ".json" else f"{path.name}.json"
@@ -396,7 +303,7 @@ def _locate(settings: Settings, batch_file: Path, batch: Batch | None = None) ->
     for p in candidates:
         if p.is_file():
             batch = load_batch(p)
-            return batch, _where(settings, batch.batchId)
+            return batch, _where(settings, batch.batch_id)
     raise DistillError(f"batch file {batch_file} does not exist (nor under {settings.state.batches})")
 
 
@@ -416,26 +323,26 @@ def commit_batch(settings: Settings, batch_file: Path, batch: Batch | None = Non
         cursor = Cursor.load(_cursor_path_of(settings, batch))
         if where == "aborted":
             raise DistillError(
-                f"batch {batch.batchId} was aborted (or never recorded), so its ranges were released and "
+                f"batch {batch.batch_id} was aborted (or never recorded), so its ranges were released and "
                 "will be read again by the next `distill run`; it cannot be committed"
             )
         if where == "pending":
-            if batch.batchId not in cursor.pending_batch_ids():
-                move(settings.state.batch(batch.batchId), settings.state.aborted / f"{batch.batchId}.json")
+            if batch.batch_id not in cursor.pending_batch_ids():
+                move(settings.state.batch(batch.batch_id), settings.state.aborted / f"{batch.batch_id}.json")
                 raise DistillError(
-                    f"batch {batch.batchId} is not pending in {cursor.path}: either a run crashed before "
+                    f"batch {batch.batch_id} is not pending in {cursor.path}: either a run crashed before "
                     "recording it (its bytes will be read again by `distill run`), or its transcript was "
                     "deleted and the range released; nothing to commit, it was moved to batches/aborted/"
                 )
-            progress = BatchProgress.load(settings.state.batch(batch.batchId))
+            progress = load_progress(settings.state.batch(batch.batch_id))
             held = progress.with_status("failed") if progress else {}
             if held:
                 raise DistillError(
-                    f"batch {batch.batchId} has {len(held)} set-aside chunk(s) whose memories are not stored "
+                    f"batch {batch.batch_id} has {len(held)} set-aside chunk(s) whose memories are not stored "
                     f"(see `distill status`): run `distill retry` to try them again, or `distill retry --drop` "
                     "to give them up, which commits the batch")
-            move(settings.state.batch(batch.batchId), settings.state.done / f"{batch.batchId}.json")
-        BatchProgress.path_for(settings.state.batch(batch.batchId)).unlink(missing_ok=True)
+            move(settings.state.batch(batch.batch_id), settings.state.done / f"{batch.batch_id}.json")
+        progress_path(settings.state.batch(batch.batch_id)).unlink(missing_ok=True)
         files, nbytes, keys = _apply_commit(cursor, batch)
         if keys:
             cursor.save()
@@ -462,34 +369,27 @@ def abort_batch(settings: Settings, batch_file: Path) -> RunSummary:
     with state_lock(settings):
         batch, where = _locate(settings, batch_file)
         if where == "done":
-            raise DistillError(f"batch {batch.batchId} is already committed; it cannot be aborted")
+            raise DistillError(f"batch {batch.batch_id} is already committed; it cannot be aborted")
         files = nbytes = 0
         if where == "pending":
             cursor = Cursor.load(_cursor_path_of(settings, batch))
-            files, nbytes = _release(cursor, batch.batchId)
+            files, nbytes = _release(cursor, batch.batch_id)
             if files:
                 cursor.save()
-            move(settings.state.batch(batch.batchId), settings.state.aborted / f"{batch.batchId}.json")
-            BatchProgress.path_for(settings.state.batch(batch.batchId)).unlink(missing_ok=True)
+            move(settings.state.batch(batch.batch_id), settings.state.aborted / f"{batch.batch_id}.json")
+            progress_path(settings.state.batch(batch.batch_id)).unlink(missing_ok=True)
     return RunSummary(action="aborted", files=files, bytes=nbytes, seconds=time.monotonic() - t0)
 
 
 # --- housekeeping -------------------------------------------------------------------------
-
-class LastRun(BaseModel):
-    atMs: int
-    action: str
-    batchFile: str | None = None
-    summary: RunSummary
-
 
 def record_last_run(settings: Settings, summary: RunSummary, batch_file: str | None = None) -> None:
     """What `distill status` shows as the last run; recorded once, by whoever ran it: the
     ``run`` command for a batch it cut, :func:`distill.pipeline.run_distill` for its total.
 
     Informational only, so not fsynced: a no-op run stays cheap."""
-    last = LastRun(atMs=now_ms(), action=summary.action, batchFile=batch_file, summary=summary)
-    write_bytes(settings.state.last_run, orjson.dumps(last.model_dump(mode="json")), durable=False)
+    last = LastRun(at_ms=now_ms(), action=summary.action, batch_file=batch_file, summary=summary)
+    write_bytes(settings.state.last_run, msgspec.json.encode(last), durable=False)
 
 
 def _prune(settings: Settings) -> None:

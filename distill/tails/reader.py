@@ -326,7 +326,8 @@ class TailWalk:
         self.dirty = True
 
     def _read_tail(self, key: str, entry: FileEntry, fd: int, st: os.stat_result, final: bool) -> None:
-        from ..sources import TurnLimits, get_format
+        from ..model import TurnLimits
+        from ..sources import get_format
 
         start = entry["offset"]
         stop = st.st_size

@@ -9,23 +9,14 @@ from __future__ import annotations
 
 import os
 
-from pydantic import BaseModel
-
-from .ledger import state_lock
 from ..config import Settings
+from ..errors import DistillError
+from ..model import InitResult
 from .cursor import HEAD_BYTES, Cursor, file_key, head_hash, new_entry
 from .discover import discover
-from ..errors import DistillError
+from .ledger import state_lock
 
 BACK_BLOCK = 1 << 16
-
-
-class InitResult(BaseModel):
-    action: str = "init"
-    cursorPath: str
-    trackedFiles: int
-    markedFiles: int
-    markedBytes: int
 
 
 def last_line_end(fd: int, size: int, max_line: int) -> tuple[int, bool]:
@@ -77,5 +68,5 @@ def init_cursor(settings: Settings) -> InitResult:
             finally:
                 os.close(fd)
         cursor.save()
-    return InitResult(cursorPath=str(cursor.path), trackedFiles=len(cursor.files), markedFiles=marked,
-                      markedBytes=nbytes)
+    return InitResult(cursor_path=str(cursor.path), tracked_files=len(cursor.files), marked_files=marked,
+                      marked_bytes=nbytes)

@@ -103,7 +103,7 @@ def main() -> None:
     ]
 
     batch = load_batch(Path(create_batch(settings_for(corpus_dir, a.workdir / "state-texts",
-                                                      max_messages_per_agent=10**9)).batchFile))
+                                                      max_messages_per_agent=10**9)).batch_file))
     texts = [m.text for ag in batch.agents for m in ag.messages]
     texts += ordinary("tune") + ordinary("report") + [t for _, _, t in corpus()]
     shutil.rmtree(a.workdir / "state-texts", ignore_errors=True)

@@ -20,7 +20,8 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from distill.sources import TurnLimits, get_format  # noqa: E402
+from distill.model import TurnLimits  # noqa: E402
+from distill.sources import get_format  # noqa: E402
 from sources_lines import (  # noqa: E402
     FIRST_LINES, cc_assistant, cc_user, cx_event, cx_item, cx_output, oc_msg, oc_tool_result, png,
 )

@@ -287,9 +287,9 @@ def main() -> None:
     s = settings_for(many, wd / "state-many", max_messages_per_agent=10**9)
     while True:  # read everything once and commit, so the next runs have nothing to do
         res = create_batch(s)
-        if not res.batchFile:
+        if not res.batch_file:
             break
-        commit_batch(s, Path(res.batchFile))
+        commit_batch(s, Path(res.batch_file))
     noop, noop_cpu = [], []
     for _ in range(7):
         t, c = time.perf_counter(), time.process_time()

@@ -207,9 +207,9 @@ def compare_noop(script: Path, many: Path, work: Path, repeat: int) -> list[tupl
     s = load_settings(state_dir=state, agents_dir=agents, max_messages_per_agent=10**9)
     while True:  # read everything once and commit, so the timed runs have nothing to do
         res = create_batch(s)
-        if not res.batchFile:
+        if not res.batch_file:
             break
-        commit_batch(s, Path(res.batchFile))
+        commit_batch(s, Path(res.batch_file))
     seed_script_cursor(work / "noop-s", agents, at_end=True)
     ours, theirs = [], []
     for _ in range(repeat):

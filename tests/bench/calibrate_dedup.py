@@ -20,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+import msgspec
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,7 +96,7 @@ def main() -> None:
     pure = lambda p, c: c >= 0.90  # noqa: E731 — the seed systems' rule
     shipped = DEFAULT_THRESHOLDS[args.embedder]
     report: dict = {"pairs": len(pairs), "embed_seconds": round(embed_s, 2), "search_seconds": round(search_s, 1),
-                    "tuned": best.model_dump(), "shipped": shipped.model_dump()}
+                    "tuned": msgspec.structs.asdict(best), "shipped": msgspec.structs.asdict(shipped)}
     for name, decide in (("tuned", rule(best)), ("shipped", rule(shipped)), ("pure_cosine_0.90", pure)):
         parts = [(half, [pairs[i] for i in idx], [cos[i] for i in idx]) for half, idx in halves.items()]
         parts += [("all", pairs, cos)] + [(b, pairs[lo:hi], cos[lo:hi]) for b, (lo, hi) in BLOCKS.items()]
@@ -107,7 +108,7 @@ def main() -> None:
             if part == args.errors and name == "shipped":
                 for e in s.errors:
                     print("    ", e)
-    print("tuned:", best.model_dump())
+    print("tuned:", msgspec.structs.asdict(best))
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "dedup_calibration.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote tests/bench/out/dedup_calibration.json (embedding {embed_s:.1f}s, search {search_s:.1f}s)")

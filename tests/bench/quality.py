@@ -44,7 +44,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "bench")]
 
-from distill.tails.ledger import Batch, BatchAgent, BatchMessage, FileRange, create_batch, load_batch  # noqa: E402
+from distill.tails.ledger import create_batch, load_batch  # noqa: E402
+from distill.model import Batch, BatchAgent, BatchMessage, FileRange  # noqa: E402
 from quality_set import load_items, write_item  # noqa: E402
 from distill.config import load_settings  # noqa: E402
 from distill.distiller.chunking import chunk_batch, estimate_tokens  # noqa: E402
@@ -59,7 +60,7 @@ def read_through_tails(item: dict, tmp: Path) -> Batch | None:
     root = tmp / item["id"]
     over = write_item(root, item)
     made = create_batch(load_settings(state_dir=root / "state", db=root / "db", **over))
-    return load_batch(Path(made.batchFile)) if made.action == "created" else None
+    return load_batch(Path(made.batch_file)) if made.action == "created" else None
 
 
 def to_batch(item: dict) -> Batch:
@@ -67,11 +68,11 @@ def to_batch(item: dict) -> Batch:
     file = f"/quality/{agent}/sessions/{item['id']}.jsonl"
     for i, (role, text) in enumerate(item["turns"]):
         size = len(text.encode()) + 60
-        msgs.append(BatchMessage(id=f"q:{item['id']}:{pos}", ts=i, role=role, text=text, sessionId=item["id"],
-                                 file=file, start=pos, end=pos + size, entryId=f"e{i}"))
+        msgs.append(BatchMessage(id=f"q:{item['id']}:{pos}", ts=i, role=role, text=text, session_id=item["id"],
+                                 file=file, start=pos, end=pos + size, entry_id=f"e{i}"))
         pos += size
-    return Batch(batchId=item["id"], createdAtMs=0, agents=[BatchAgent(agentId=agent, messages=msgs)],
-                 ranges=[FileRange(path=file, dev=0, inode=0, start=0, end=pos, agentId=agent)])
+    return Batch(batch_id=item["id"], created_at_ms=0, agents=[BatchAgent(agent_id=agent, messages=msgs)],
+                 ranges=[FileRange(path=file, dev=0, inode=0, start=0, end=pos, agent_id=agent)])
 
 
 def body(text: str) -> str:
@@ -181,7 +182,7 @@ def prompt_tokens(state_dir: Path, agents_dir: Path | None = None) -> dict:
         made = create_batch(settings)
         if made.action != "created":
             break
-        batch = load_batch(Path(made.batchFile))
+        batch = load_batch(Path(made.batch_file))
         raw += sum(r.end - r.start for r in batch.ranges)
         for ch in chunk_batch(batch.agents, chunk_tokens=settings.chunk_tokens,
                               overlap_turns=settings.chunk_overlap_turns):
@@ -191,7 +192,7 @@ def prompt_tokens(state_dir: Path, agents_dir: Path | None = None) -> dict:
         turns += sum(len(a.messages) for a in batch.agents)
         from distill.tails.ledger import commit_batch
 
-        commit_batch(settings, Path(made.batchFile))
+        commit_batch(settings, Path(made.batch_file))
     mb = raw / 1e6 if raw else 1e-9
     return {"raw_mb": round(raw / 1e6, 3), "turns": turns, "chunks": chunks, "prompt_tokens": tokens,
             "transcript_tokens": transcript, "tokens_per_mb": round(tokens / mb),

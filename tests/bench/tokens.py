@@ -136,11 +136,11 @@ def distill_tokens(root: Path, chunk_tokens: int | None = None) -> tuple[int, in
         made = create_batch(s)
         if made.action != "created":
             break
-        batch = load_batch(Path(made.batchFile))
+        batch = load_batch(Path(made.batch_file))
         for chunk in chunk_batch(batch.agents, chunk_tokens=s.chunk_tokens, overlap_turns=s.chunk_overlap_turns):
             total += call_tokens(chunk)
             calls += 1
-        commit_batch(s, Path(made.batchFile))
+        commit_batch(s, Path(made.batch_file))
     return total, calls
 
 
