@@ -50,6 +50,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--embedder", default="local")
     ap.add_argument("--errors", choices=["tune", "held-out"], help="print the pairs the shipped thresholds misjudge")
+    ap.add_argument("--tune-only", action="store_true",
+                    help="score the tuning half only (the held-out half is neither scored nor printed)")
     args = ap.parse_args()
 
     from distill.store.embedders import make_embedder
@@ -99,6 +101,8 @@ def main() -> None:
     for name, decide in (("tuned", rule(best)), ("shipped", rule(shipped)), ("pure_cosine_0.90", pure)):
         parts = [(half, [pairs[i] for i in idx], [cos[i] for i in idx]) for half, idx in halves.items()]
         parts += [("all", pairs, cos)] + [(b, pairs[lo:hi], cos[lo:hi]) for b, (lo, hi) in BLOCKS.items()]
+        if args.tune_only:
+            parts = parts[:1]
         for part, ps, cs in parts:
             s = score(ps, cs, decide)
             report.setdefault(name, {})[part] = {"precision": round(s.precision, 3), "recall": round(s.recall, 3),
@@ -108,6 +112,8 @@ def main() -> None:
                 for e in s.errors:
                     print("    ", e)
     print("tuned:", best.model_dump())
+    if args.tune_only:
+        return
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "dedup_calibration.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote tests/bench/out/dedup_calibration.json (embedding {embed_s:.1f}s, search {search_s:.1f}s)")
