@@ -1,6 +1,6 @@
 """Calibrate the near-duplicate thresholds (``distill.store.dedup.DEFAULT_THRESHOLDS``).
 
-    python tests/bench/calibrate_dedup.py [--embedder local] [--errors tune|held-out]
+    python tests/bench/calibrate_dedup.py [--embedder local] [--errors tune|held-out] [--tune-only]
 
 Embeds every text of ``tests/data/dedup_pairs.jsonl`` as a passage, as the store does (the
 vectors are cached in tests/bench/out/, keyed by model and text), grid-searches (cosine,
@@ -8,7 +8,9 @@ cosine_cross, lexical, lexical_zh) on the tuning half for the best recall at pre
 to higher precision, then to higher thresholds — and reports the chosen thresholds, the
 shipped defaults and pure cosine ≥ 0.90 on the tuning half, the held-out half, all, and
 each block of the file in the order it was written. Writes
-``tests/bench/out/dedup_calibration.json``.
+``tests/bench/out/dedup_calibration.json``. ``--tune-only`` scores the tuning half alone
+(nothing is written): what to look at while changing the rule, so the held-out half is run only
+to report.
 """
 
 from __future__ import annotations
