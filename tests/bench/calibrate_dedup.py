@@ -1,6 +1,6 @@
 """Calibrate the near-duplicate thresholds (``distill.store.dedup.DEFAULT_THRESHOLDS``).
 
-    python tests/bench/calibrate_dedup.py [--embedder local] [--errors tune|held-out]
+    python tests/bench/calibrate_dedup.py [--embedder local] [--errors tune|held-out] [--tune-only]
 
 Embeds every text of ``tests/data/dedup_pairs.jsonl`` as a passage, as the store does (the
 vectors are cached in tests/bench/out/, keyed by model and text), grid-searches (cosine,
@@ -8,7 +8,9 @@ cosine_cross, lexical, lexical_zh) on the tuning half for the best recall at pre
 to higher precision, then to higher thresholds — and reports the chosen thresholds, the
 shipped defaults and pure cosine ≥ 0.90 on the tuning half, the held-out half, all, and
 each block of the file in the order it was written. Writes
-``tests/bench/out/dedup_calibration.json``.
+``tests/bench/out/dedup_calibration.json``. ``--tune-only`` scores the tuning half alone
+(nothing is written): what to look at while changing the rule, so the held-out half is run only
+to report.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--embedder", default="local")
     ap.add_argument("--errors", choices=["tune", "held-out"], help="print the pairs the shipped thresholds misjudge")
+    ap.add_argument("--tune-only", action="store_true",
+                    help="score the tuning half only (the held-out half is neither scored nor printed)")
     args = ap.parse_args()
 
     from distill.store.embedders import make_embedder
@@ -100,6 +104,8 @@ def main() -> None:
     for name, decide in (("tuned", rule(best)), ("shipped", rule(shipped)), ("pure_cosine_0.90", pure)):
         parts = [(half, [pairs[i] for i in idx], [cos[i] for i in idx]) for half, idx in halves.items()]
         parts += [("all", pairs, cos)] + [(b, pairs[lo:hi], cos[lo:hi]) for b, (lo, hi) in BLOCKS.items()]
+        if args.tune_only:
+            parts = parts[:1]
         for part, ps, cs in parts:
             s = score(ps, cs, decide)
             report.setdefault(name, {})[part] = {"precision": round(s.precision, 3), "recall": round(s.recall, 3),
@@ -109,6 +115,8 @@ def main() -> None:
                 for e in s.errors:
                     print("    ", e)
     print("tuned:", msgspec.structs.asdict(best))
+    if args.tune_only:
+        return
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "dedup_calibration.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote tests/bench/out/dedup_calibration.json (embedding {embed_s:.1f}s, search {search_s:.1f}s)")
