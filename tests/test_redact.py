@@ -7,7 +7,7 @@ import string
 
 import pytest
 
-from distill.redact import redact
+from distill.text.redact import redact
 
 _rng = random.Random(20261129)
 ALNUM = string.ascii_letters + string.digits
@@ -128,7 +128,7 @@ def test_ordinary_text_is_untouched(text: str):
 
 
 def test_secret_cut_by_clipping_is_still_redacted():
-    from distill.noise import clip
+    from distill.text.noise import clip
 
     key = "sk-proj-" + rnd(80, ALNUM)
     pem = f"-----BEGIN PRIVATE KEY-----\n{PEM_BODY}\n-----END PRIVATE KEY-----"

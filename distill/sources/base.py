@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Literal, Protocol
 import orjson
 from pydantic import BaseModel
 
-from ..envelopes import Author, attribute
-from ..noise import clip, is_noise, strip_injected
-from ..redact import redact
+from ..text.envelopes import Author, attribute
+from ..text.noise import clip, is_noise, strip_injected
+from ..text.redact import redact
 
 if TYPE_CHECKING:
     from ..config import Settings

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ..noise import clip
+from ..text.noise import clip
 
 HEAD_CHARS = 160
 WINDOW_BYTES = HEAD_CHARS * 6 + 512

@@ -723,7 +723,7 @@ def detect_secrets_rules() -> list[DsRule]:
     return _ds_rules
 
 
-DS_SHIPPED = Path(__file__).parent / "data" / "detect_secrets_patterns.json"
+DS_SHIPPED = Path(__file__).parent.parent / "data" / "detect_secrets_patterns.json"
 
 
 def detect_secrets_version() -> str:
@@ -759,7 +759,7 @@ def _ds_export() -> dict:
         module, cls = name.rsplit(".", 1)
         plugin = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), cls)
         if plugin.analyze_string is not RegexBasedDetector.analyze_string:
-            raise RuntimeError(f"detect-secrets {name} is no longer a plain regex plugin; update distill/redact.py")
+            raise RuntimeError(f"detect-secrets {name} is no longer a plain regex plugin; update distill/text/redact.py")
         kind = re.sub(r"[^a-z0-9]+", "_", plugin.secret_type.lower()).strip("_")
         out[name] = {"kind": kind, "patterns": [[r.pattern, r.flags] for r in plugin.denylist]}
     return out
