@@ -11,7 +11,6 @@ block it was read in, so that the lines it rejects are never even copied.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 import orjson
 from pydantic import BaseModel
 
+from ..text import LazyPattern
 from ..text.envelopes import Author, attribute
 from ..text.noise import clip, is_noise, strip_injected
 from ..text.redact import redact
@@ -178,7 +178,7 @@ def _repair(line: bytes, counters: Counter) -> object | None:
 
 
 # a \\u escape of half a surrogate pair (a cut emoji): orjson refuses the whole line
-_LONE_SURROGATE = re.compile(rb"(\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE = LazyPattern(rb"(\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 def iso_to_ms(value: object) -> int:
@@ -200,7 +200,7 @@ def str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-_SESSION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+_SESSION_ID = LazyPattern(r"[A-Za-z0-9._:-]{1,128}")
 
 
 def id_or_none(value: object) -> str | None:

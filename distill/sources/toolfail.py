@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from ..text import LazyPattern
 from ..text.noise import clip
 
 HEAD_CHARS = 160
@@ -31,15 +32,15 @@ _ANYWHERE = (
     "错误",
     "失败",
 )
-_STARTS_RE = re.compile(r"^[\W_]*(?:" + "|".join(_STARTS) + r")\b")
+_STARTS_RE = LazyPattern(r"^[\W_]*(?:" + "|".join(_STARTS) + r")\b")
 # what a trace quotes: the first line mentioning any of these
-_MENTIONS_ERROR = re.compile(
+_MENTIONS_ERROR = LazyPattern(
     r"(?i)\b(?:error|errors|failed|failure|fatal|exception|traceback|panic|denied|not found|cannot|"
     r"could not|unable to|no such|refused|timed out|enoent|eacces)\b|错误|失败"
 )
 # header lines Codex puts before the real output
-_HEADER = re.compile(r"^(?:exit code:|wall time:|output:|process exited with code|chunk id:|original token count:)")
-_EXIT = re.compile(r"(?:exit code:|exited with code) *(-?\d+)")
+_HEADER = LazyPattern(r"^(?:exit code:|wall time:|output:|process exited with code|chunk id:|original token count:)")
+_EXIT = LazyPattern(r"(?:exit code:|exited with code) *(-?\d+)")
 
 _ESCAPED_CJK = tuple(
     esc
@@ -52,13 +53,13 @@ _ESCAPED_CJK = tuple(
 )
 # on the first line, where it is known: a start word at its start, or a marker anywhere
 _BYTE_ANYWHERE = tuple(m.encode() for m in _ANYWHERE) + _ESCAPED_CJK
-_STARTS_AT = re.compile(rb"[^a-z0-9]*(?:" + b"|".join(m.encode() for m in _STARTS) + rb")")
-_ANYWHERE_IN = re.compile(b"|".join(map(re.escape, _BYTE_ANYWHERE)))
+_STARTS_AT = LazyPattern(rb"[^a-z0-9]*(?:" + b"|".join(m.encode() for m in _STARTS) + rb")")
+_ANYWHERE_IN = LazyPattern(b"|".join(map(re.escape, _BYTE_ANYWHERE)))
 # on the whole window, where it is not: any of them anywhere
 _BYTE_MARKERS = tuple(m.encode() for m in _STARTS) + _BYTE_ANYWHERE
 _BYTE_HEADERS = (b"exit code:", b"wall time:", b"output:", b"process exited with code", b"chunk id:",
                  b"original token count:")
-_ALNUM = re.compile(rb"[0-9a-z]")
+_ALNUM = LazyPattern(rb"[0-9a-z]")
 
 
 def error_line(output: str) -> str | None:
@@ -139,7 +140,7 @@ def bytes_window_may_fail(window: bytes, *, nested: bool = False, exit_headers: 
 
 # the first line of a JSON string, up to its escaped newline, when it is plain ASCII (no quote,
 # no escape): the same line as the first "\n" found within 400 bytes, in one regex step
-PLAIN_FIRST_LINE = re.compile(rb'([^"\\\x80-\xff]{1,398})\\n')
+PLAIN_FIRST_LINE = LazyPattern(rb'([^"\\\x80-\xff]{1,398})\\n')
 
 
 def plain_first_line_may_fail(buf: bytes, start: int, stop: int) -> bool | None:
