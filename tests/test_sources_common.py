@@ -157,7 +157,9 @@ PIECES = ["", "   ", "\t", "Exit code: 0", "Exit code: 2", "Exit code:1", "Wall 
           "错误：z", "失败了", "— — —", "\u00a0", "\u00a0error: nbsp", "\r", "\u2028panic: q", "x" * 200,
           "❌ failed", "warning: x", "panic: y", "\\n literal", 'quote " error', "😀 emoji", "bash: rg: command not found",
           "ls: /x: No such file or directory", "EACCES", "compiled 3 files", "  ", "\\", "Exception: e",
-          "exit code: 0", "Unhandled rejection", "all good"]
+          "exit code: 0", "Unhandled rejection", "all good", "部署完成", "部署 error: x", "构建失败", "\u3000Exit code: 0",
+          "\u3000error: ideographic space", "é error", "TRACEBAC\u212a (most recent call last):", "\u0085fatal: x",
+          "\u00a0\u00a0Output:", "x\u2029error: y", "İ FAİLED"]
 
 
 def random_output(rng) -> str:

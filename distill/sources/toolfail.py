@@ -112,6 +112,8 @@ def bytes_window_may_fail(window: bytes, *, nested: bool = False, exit_headers: 
         if verdict is not None:
             return verdict
     low = _string_head(window).lower()
+    if _KELVIN in low or b"u212a" in low:  # raw or escaped: str.lower() makes "TRACEBAC\u212a" a start word
+        return True
     if exit_headers and b"code" in low and (
         _nonzero_after(low, b"exit code:") or _nonzero_after(low, b"exited with code")
     ):
@@ -126,7 +128,7 @@ def bytes_window_may_fail(window: bytes, *, nested: bool = False, exit_headers: 
                 # splitlines() may cut elsewhere: the whole window decides
                 return _has_marker(low, _BYTE_MARKERS)
             line = line.replace(b"\\t", b" ").strip(b" \\")
-        elif not line.isascii() and _raw_line_break(line):
+        if not line.isascii() and _reads_differently(line):
             return _has_marker(low, _BYTE_MARKERS)
         if _STARTS_AT.match(line) or _ANYWHERE_IN.search(line):
             return True
@@ -138,23 +140,27 @@ def bytes_window_may_fail(window: bytes, *, nested: bool = False, exit_headers: 
     return True
 
 
-# the first line of a JSON string, up to its escaped newline, when it is plain ASCII (no quote,
-# no escape): the same line as the first "\n" found within 400 bytes, in one regex step
-PLAIN_FIRST_LINE = LazyPattern(rb'([^"\\\x80-\xff]{1,398})\\n')
+# the first line of a JSON string, up to its escaped newline, when it is plain (no quote, no
+# escape): the same line as the first "\n" found within 400 bytes, in one regex step
+PLAIN_FIRST_LINE = LazyPattern(rb'([^"\\]{1,398})\\n')
 
 
 def plain_first_line_may_fail(buf: bytes, start: int, stop: int) -> bool | None:
     """The usual case of ``bytes_window_may_fail`` (no ``exit_headers``), decided on
-    ``buf[start:stop]`` without copying the window out of a long line: a plain ASCII first
-    line ending in an escaped newline within 400 bytes. None when that case does not apply
-    or leaves the answer open (the full test decides then)."""
+    ``buf[start:stop]`` without copying the window out of a long line: a plain first line
+    ending in an escaped newline within 400 bytes. None when that case does not apply or
+    leaves the answer open (the full test decides then)."""
     m = PLAIN_FIRST_LINE.match(buf, start, min(start + 400, stop))
     return None if m is None else plain_line_may_fail(m[1])
 
 
 def plain_line_may_fail(line: bytes) -> bool | None:
     """``line``: a plain first line (see ``PLAIN_FIRST_LINE``). True: an error line; False: a
-    real line that is not one; None: a header or no letters, so the next lines decide."""
+    real line that is not one; None: a header or no letters, so the next lines decide, or
+    non-ASCII text that ``error_line`` might read differently (see ``_reads_differently``;
+    and the Kelvin sign, which ``str.lower`` makes "k")."""
+    if not line.isascii() and (_reads_differently(line) or _KELVIN in line):
+        return None
     low = line.lower()
     if _STARTS_AT.match(low) or _ANYWHERE_IN.search(low):
         return True
@@ -187,6 +193,18 @@ def _odd_escape(line: bytes) -> bool:
     """Line breaks for ``str.splitlines`` other than ``\\n``: ``\\r``, ``\\f``, ``\\u…``
     (\\u000b, \\u2028, …) and raw U+0085 / U+2028 / U+2029."""
     return b"\\r" in line or b"\\u" in line or b"\\f" in line or _raw_line_break(line)
+
+
+_KELVIN = "\u212a".encode()
+# UTF-8 of the non-ASCII characters str.strip() drops (U+0085, U+00A0, U+1680, U+2000-U+200A, …)
+_UNICODE_SPACES = tuple(chr(i).encode() for i in range(0x80, 0x3001) if chr(i).isspace())
+
+
+def _reads_differently(line: bytes) -> bool:
+    """Non-ASCII ``line`` where ``error_line``, reading the decoded text, may see other lines:
+    a line break of its own (U+0085, U+2028, U+2029), or Unicode whitespace before the first
+    character (``str.strip`` drops it, ``bytes.strip`` does not: a header may hide behind it)."""
+    return _raw_line_break(line) or line.lstrip().startswith(_UNICODE_SPACES)
 
 
 def _raw_line_break(line: bytes) -> bool:
