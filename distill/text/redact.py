@@ -735,7 +735,7 @@ _DS_HINTS: dict[str, tuple[str, ...]] = {
     "telegram_token.TelegramBotTokenDetector": (":",),
     "twilio.TwilioKeyDetector": ("AC", "SK"),
 }
-DsRule = tuple[str, str, list[re.Pattern]]  # plugin name, kind, its patterns
+DsRule = tuple[str, str, list[LazyPattern]]  # plugin name, kind, its patterns (compiled when a text holds a hint)
 _ds_rules: list[DsRule] | None = None
 
 
@@ -748,7 +748,7 @@ def detect_secrets_rules() -> list[DsRule]:
     global _ds_rules
     if _ds_rules is None:
         data = _ds_patterns()
-        _ds_rules = [(name, data[name]["kind"], [re.compile(p, f) for p, f in data[name]["patterns"]])
+        _ds_rules = [(name, data[name]["kind"], [LazyPattern(p, f) for p, f in data[name]["patterns"]])
                      for name in _DS_HINTS]
     return _ds_rules
 
@@ -828,7 +828,7 @@ def _detect_secrets(text: str, chars: frozenset, short: bool, counts: Counter) -
     return text
 
 
-def _ds_values(patterns: list[re.Pattern], text: str):
+def _ds_values(patterns: list[LazyPattern], text: str):
     """What detect-secrets' ``RegexBasedDetector.analyze_string`` yields: each match, or each
     non-empty group of it."""
     for pattern in patterns:
