@@ -42,6 +42,8 @@ def baseline(rev: str) -> types.ModuleType:
             break
     got.check_returncode()
     mod = types.ModuleType("redact_baseline")
+    # where its data files and relative imports resolve (this tree's: the baseline only brings its rules)
+    mod.__file__, mod.__package__ = str(ROOT / path), path.rsplit("/", 1)[0].replace("/", ".")
     exec(compile(got.stdout, f"{rev}:{path}", "exec"), mod.__dict__)  # noqa: S102 - our own file, from git
     return mod
 
