@@ -85,16 +85,33 @@ def header_exit_code(output: str) -> int | None:
 
 def first_error_line(output: str) -> str:
     """For a trace: the first line that mentions an error, else the last non-empty line
-    (compilers and test runners end with their verdict)."""
-    last = ""
-    for raw in output.splitlines():
-        line = raw.strip()
-        if not line or _HEADER.match(line.lower()):
-            continue
-        if _MENTIONS_ERROR.search(line):
+    (compilers and test runners end with their verdict). Lines as ``str.splitlines`` cuts
+    them, headers skipped. The mention is searched for in the whole output, not line by
+    line: a failed tool's output can be hundreds of KB, and its first lines usually say it."""
+    pos = 0
+    while (m := _MENTIONS_ERROR.search(output, pos)) is not None:
+        start, pos = _line_around(output, m.start())
+        line = output[start:pos].strip()
+        if not _HEADER.match(line.lower()):
             return line
-        last = line
-    return last
+    for raw in reversed(output.splitlines()):
+        line = raw.strip()
+        if line and not _HEADER.match(line.lower()):
+            return line
+    return ""
+
+
+# what str.splitlines() cuts at
+_LINE_BREAK = LazyPattern("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def _line_around(text: str, p: int) -> tuple[int, int]:
+    """``[start, end)`` of the line (as ``str.splitlines`` has it) that holds ``text[p]``."""
+    start = text.rfind("\n", 0, p) + 1
+    for m in _LINE_BREAK.finditer(text, start, p):
+        start = m.end()
+    m = _LINE_BREAK.search(text, p)
+    return start, m.start() if m else len(text)
 
 
 def bytes_window_may_fail(window: bytes, *, nested: bool = False, exit_headers: bool = False) -> bool:
