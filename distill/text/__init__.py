@@ -4,6 +4,10 @@ clipping (``noise``), and secret redaction (``redact``)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
+
+_METHODS = ("match", "fullmatch", "search", "finditer", "findall", "sub", "split")
 
 
 class LazyPattern:
@@ -15,32 +19,32 @@ class LazyPattern:
     compiled pattern's own methods on the instance, so later calls cost what a compiled
     pattern's do (a ``__getattr__`` hook instead measured ~100 ns more a call)."""
 
+    # set below (the first call) and on the instance (every later one): declared for type checkers
+    match: Callable[..., Any]
+    fullmatch: Callable[..., Any]
+    search: Callable[..., Any]
+    finditer: Callable[..., Any]
+    findall: Callable[..., Any]
+    sub: Callable[..., Any]
+    split: Callable[..., Any]
+
     def __init__(self, pattern: str | bytes, flags: int = 0):
         self.pattern, self._flags = pattern, flags
 
     def _compile(self) -> re.Pattern:
         compiled = re.compile(self.pattern, self._flags)
-        for name in ("match", "fullmatch", "search", "finditer", "findall", "sub", "split"):
+        for name in _METHODS:
             setattr(self, name, getattr(compiled, name))
         return compiled
 
-    def match(self, *args, **kwargs):
-        return self._compile().match(*args, **kwargs)
 
-    def fullmatch(self, *args, **kwargs):
-        return self._compile().fullmatch(*args, **kwargs)
+def _first_call(name: str):
+    def method(self: LazyPattern, *args, **kwargs):
+        return getattr(self._compile(), name)(*args, **kwargs)
 
-    def search(self, *args, **kwargs):
-        return self._compile().search(*args, **kwargs)
+    method.__name__ = name
+    return method
 
-    def finditer(self, *args, **kwargs):
-        return self._compile().finditer(*args, **kwargs)
 
-    def findall(self, *args, **kwargs):
-        return self._compile().findall(*args, **kwargs)
-
-    def sub(self, *args, **kwargs):
-        return self._compile().sub(*args, **kwargs)
-
-    def split(self, *args, **kwargs):
-        return self._compile().split(*args, **kwargs)
+for _name in _METHODS:
+    setattr(LazyPattern, _name, _first_call(_name))
