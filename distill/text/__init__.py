@@ -29,7 +29,8 @@ class LazyPattern:
     split: Callable[..., Any]
 
     def __init__(self, pattern: str | bytes, flags: int = 0):
-        self.pattern, self._flags = pattern, flags
+        self.pattern: Any = pattern  # str or bytes, as re.Pattern.pattern (Any: either concatenates)
+        self._flags = flags
 
     def _compile(self) -> re.Pattern:
         compiled = re.compile(self.pattern, self._flags)

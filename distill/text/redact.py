@@ -605,7 +605,7 @@ def _command_passwords(text: str, lower: str, counts: Counter) -> list[Span]:
     return spans
 
 
-def _at_all(pattern: re.Pattern, text: str, anchor: str) -> list[re.Match]:
+def _at_all(pattern: LazyPattern, text: str, anchor: str) -> list[re.Match]:
     """``pattern.match`` at each ``anchor``: a literal scan, not a regex scan of the text."""
     out, i = [], text.find(anchor)
     while i >= 0:
