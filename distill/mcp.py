@@ -150,7 +150,7 @@ class Memories:
 
     def remember(self, text: str, category: Category, importance: float = 0.7,
                  scope: Literal["agent", "global"] = "agent") -> RememberResult:
-        from .redact import redact
+        from .text.redact import redact
         from .store.models import MemoryDraft
 
         target = self.own_scope(scope)
@@ -182,7 +182,7 @@ class Memories:
         return FactList(count=len(rows), facts=[_memory(r) for r in rows])
 
     def check_duplicate(self, text: str, scope: Literal["agent", "global"] = "agent") -> DuplicateCheck:
-        from .redact import redact
+        from .text.redact import redact
 
         target = self.own_scope(scope)
         clean, _ = redact(text.strip())

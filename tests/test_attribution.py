@@ -93,6 +93,6 @@ def test_a_sub_agent_transcript_is_its_parents_words_and_its_own_work(tmp_path):
     ("# Context from my IDE setup:\n\n## Open tabs:\n- a.py: a.py", "platform", None),
 ])
 def test_attribute_keeps_only_the_persons_words(text, author, said):
-    from distill.envelopes import attribute
+    from distill.text.envelopes import attribute
 
     assert attribute(text) == (author, said)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from distill.noise import clip, is_noise, strip_injected
+from distill.text.noise import clip, is_noise, strip_injected
 
 OPENCLAW_USER = (
     "Conversation info (untrusted metadata):\n```json\n{\n  \"message_id\": \"6955\",\n"

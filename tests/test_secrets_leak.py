@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from distill.redact import redact
+from distill.text.redact import redact
 from tests.data.secrets_corpus import corpus, leaked, ordinary
 from tests.fakes import FakeOpenAI
 from tests.sources_lines import (
@@ -174,15 +174,15 @@ def test_detect_secrets_patterns_ship_with_distill_so_a_run_does_not_import_it(t
     import subprocess
     import sys
 
-    from distill import redact
+    from distill.text import redact
 
     shipped = orjson.loads(redact.DS_SHIPPED.read_bytes())
     assert shipped["version"] == redact.detect_secrets_version(), (
         "detect-secrets was upgraded: regenerate distill/data/detect_secrets_patterns.json from "
-        "distill.redact._ds_export() and check the new plugins")
+        "distill.text.redact._ds_export() and check the new plugins")
     assert shipped["plugins"] == orjson.loads(orjson.dumps(redact._ds_export()))
 
-    probe = ("import sys; from distill.redact import redact; "
+    probe = ("import sys; from distill.text.redact import redact; "
              "print(redact('mailchimp ' + '0123456789abcdef' * 2 + '-us6 and ' + 'S' + 'K' + 'ab12' * 8)[0]); "
              "print('detect_secrets' in sys.modules)")
     env = {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}

@@ -158,7 +158,9 @@ PIECES = ["", "   ", "\t", "Exit code: 0", "Exit code: 2", "Exit code:1", "Wall 
           "错误：z", "失败了", "— — —", "\u00a0", "\u00a0error: nbsp", "\r", "\u2028panic: q", "x" * 200,
           "❌ failed", "warning: x", "panic: y", "\\n literal", 'quote " error', "😀 emoji", "bash: rg: command not found",
           "ls: /x: No such file or directory", "EACCES", "compiled 3 files", "  ", "\\", "Exception: e",
-          "exit code: 0", "Unhandled rejection", "all good"]
+          "exit code: 0", "Unhandled rejection", "all good", "部署完成", "部署 error: x", "构建失败", "\u3000Exit code: 0",
+          "\u3000error: ideographic space", "é error", "TRACEBAC\u212a (most recent call last):", "\u0085fatal: x",
+          "\u00a0\u00a0Output:", "x\u2029error: y", "İ FAİLED"]
 
 
 def random_output(rng) -> str:
@@ -241,3 +243,33 @@ def test_a_session_id_from_the_transcript_cannot_smuggle_a_path():
     turns, counters = parse("openclaw", [header, GOOD_USER_LINE["openclaw"]], session_id="from-file-name")
     assert turns[0].session_id == "from-file-name"
     assert counters["bad_session_id"] == 1
+
+
+def test_a_trace_quotes_the_first_line_that_mentions_an_error():
+    """``first_error_line`` searches the whole output at once; it must give what reading it
+    line by line (``str.splitlines``, headers and blank lines skipped) gives."""
+    import random
+    import re
+
+    from distill.sources.toolfail import first_error_line
+
+    mentions = re.compile(r"(?i)\b(?:error|errors|failed|failure|fatal|exception|traceback|panic|denied|not found|"
+                          r"cannot|could not|unable to|no such|refused|timed out|enoent|eacces)\b|错误|失败")
+    header = re.compile(r"^(?:exit code:|wall time:|output:|process exited with code|chunk id:|original token count:)")
+
+    def by_lines(output: str) -> str:
+        last = ""
+        for raw in output.splitlines():
+            line = raw.strip()
+            if line and not header.match(line.lower()):
+                if mentions.search(line):
+                    return line
+                last = line
+        return last
+
+    rng = random.Random(3)
+    breaks = ["\n", "\r\n", "\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029", "\n\n", " "]
+    words = PIECES + ["Output: error x", "not\nfound", "xerror", "errors", "TRACEBAC\u212a", "\u3000error"]
+    for _ in range(5000):
+        output = "".join(rng.choice(words) + rng.choice(breaks) for _ in range(rng.randint(0, 10)))
+        assert first_error_line(output) == by_lines(output), repr(output)

@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..redact import redact
+from ..text.redact import redact
 from .chunking import Chunk
 from .schema import MAX_KEYWORD, MAX_KEYWORDS, MAX_TEXT, Candidate, CandidateOut
 

@@ -16,6 +16,7 @@ loaded on first use.
 
 from __future__ import annotations
 
+import importlib
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -44,20 +45,23 @@ _ARCHIVE = re.compile(_ARCHIVED_SESSION.pattern + r"|\.lock$")
 _formats: dict[str, SourceFormat] = {}
 
 
-def _load() -> dict[str, SourceFormat]:
-    if not _formats:
-        from .claude_code import ClaudeCodeFormat
-        from .codex import CodexFormat
-        from .openclaw import OpenClawFormat
+# format name -> (module, class): a run over OpenClaw files imports only the OpenClaw module
+_CLASSES = {"openclaw": ("openclaw", "OpenClawFormat"), "claude-code": ("claude_code", "ClaudeCodeFormat"),
+            "codex": ("codex", "CodexFormat")}
 
-        for f in (OpenClawFormat(), ClaudeCodeFormat(), CodexFormat()):
-            _formats[f.name] = f
-    return _formats
+
+def _format(name: str) -> SourceFormat:
+    """The format called ``name``, its module imported on first use (KeyError if unknown)."""
+    fmt = _formats.get(name)
+    if fmt is None:
+        module, cls = _CLASSES[name]
+        fmt = _formats[name] = getattr(importlib.import_module(f"{__name__}.{module}"), cls)()
+    return fmt
 
 
 def __getattr__(name: str) -> Any:
     if name == "FORMATS":
-        return _load()
+        return {n: _format(n) for n in FORMAT_NAMES}
     if name in ("ParseCounters", "SourceFormat", "SourceParser", "Turn", "TurnLimits"):
         from . import base
 
@@ -67,7 +71,7 @@ def __getattr__(name: str) -> Any:
 
 def get_format(name: str) -> SourceFormat:
     try:
-        return _load()[name]
+        return _format(name)
     except KeyError:
         from ..errors import ConfigError
 
@@ -80,10 +84,9 @@ def get_format(name: str) -> SourceFormat:
 def detect_format(first_line: bytes, path: str) -> SourceFormat:
     """The format whose first line this is, or ``UnknownFormat`` naming the file and showing
     how its first line starts."""
-    formats = _load()
     for name in _DETECT_ORDER:
-        if formats[name].detect(first_line):
-            return formats[name]
+        if _format(name).detect(first_line):
+            return _format(name)
     from ..errors import UnknownFormat
 
     shown = first_line[:120].decode("utf-8", errors="replace").rstrip()

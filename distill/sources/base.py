@@ -11,17 +11,17 @@ block it was read in, so that the lines it rejects are never even copied.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from datetime import datetime
 from typing import Protocol
 
 import orjson
 
-from ..envelopes import Author, attribute
 from ..model import Role, Turn, TurnLimits
-from ..noise import clip, is_noise, strip_injected
-from ..redact import redact
+from ..text import LazyPattern
+from ..text.envelopes import Author, attribute
+from ..text.noise import clip, is_noise, strip_injected
+from ..text.redact import redact
 
 # Who actually wrote a turn (``Author``, defined with the rules that find it in envelopes.py).
 # ``role`` is the transcript's own label (kept for the batch file's old keys); ``author`` is
@@ -152,7 +152,7 @@ def _repair(line: bytes, counters: Counter) -> object | None:
 
 
 # a \\u escape of half a surrogate pair (a cut emoji): orjson refuses the whole line
-_LONE_SURROGATE = re.compile(rb"(\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE = LazyPattern(rb"(\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 def iso_to_ms(value: object) -> int:
@@ -174,7 +174,7 @@ def str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-_SESSION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+_SESSION_ID = LazyPattern(r"[A-Za-z0-9._:-]{1,128}")
 
 
 def id_or_none(value: object) -> str | None:

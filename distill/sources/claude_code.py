@@ -32,7 +32,7 @@ import orjson
 from .base import (
     Turn, TurnLimits, decode_line, drop_blobs, finish_said, finish_text, id_or_none, iso_to_ms, session_id_or_none,
 )
-from ..noise import clip
+from ..text.noise import clip
 from .toolfail import error_line, trace
 
 _MAX_TOOL_NAMES = 2048

@@ -21,11 +21,11 @@ Choices:
 
 from __future__ import annotations
 
-import re
 from collections import Counter, deque
 
 import orjson
 
+from ..text import LazyPattern
 from .base import (
     Turn, TurnLimits, decode_line, drop_blobs, finish_said, finish_text, id_or_none, iso_to_ms, session_id_or_none,
 )
@@ -34,7 +34,7 @@ from .toolfail import WINDOW_BYTES, bytes_window_may_fail, error_line, header_ex
 _ENVELOPE_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 _CALLS = {"function_call", "custom_tool_call", "local_shell_call"}
 _OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output"}
-_INJECTED = re.compile(
+_INJECTED = LazyPattern(
     r"^\s*(?:<environment_context>|<user_instructions>|<INSTRUCTIONS>|# AGENTS\.md instructions for"
     r"|<user_shell_command>|<turn_aborted>)"
 )

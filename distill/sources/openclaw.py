@@ -14,6 +14,7 @@ from collections import Counter
 
 import orjson
 
+from ..text import LazyPattern
 from .base import (
     Turn, TurnLimits, decode_line, drop_blobs, finish_said, finish_text, id_or_none, iso_to_ms, session_id_or_none, str_or_none,
 )
@@ -28,12 +29,12 @@ _ROLE_AT = b'"message":{"role":"'
 _TEXT_BLOCK = b'{"type":"text","text":"'
 _LIST_TEXT = b"[" + _TEXT_BLOCK
 # the end of a successful tool result as OpenClaw writes it: content, details, isError, timestamp
-_PLAIN_SUCCESS_TAIL = re.compile(
+_PLAIN_SUCCESS_TAIL = LazyPattern(
     rb'\],(?:"details":\{"exitCode":0(?:,"durationMs":\d+)?\},)?"isError":false(?:,"timestamp":\d+)?\}\}\r?\n?\Z'
 )
-_LIST_TEXT_FIRST_LINE = re.compile(re.escape(_LIST_TEXT) + PLAIN_FIRST_LINE.pattern)
+_LIST_TEXT_FIRST_LINE = LazyPattern(re.escape(_LIST_TEXT) + PLAIN_FIRST_LINE.pattern)
 # a tool result line exactly as OpenClaw writes it, up to the first line of its output
-_USUAL_TOOL_RESULT = re.compile(
+_USUAL_TOOL_RESULT = LazyPattern(
     rb'\{"type":"message","id":"[^"\\]{0,128}","parentId":(?:"[^"\\]{0,128}"|null),"timestamp":"[^"\\]{0,64}",'
     rb'("message":\{"role":")toolResult","toolCallId":"[^"\\]{0,256}","toolName":"[^"\\]{0,256}",("content":)'
     + re.escape(_LIST_TEXT) + PLAIN_FIRST_LINE.pattern

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 
-from ..noise import clip
+from ..text import LazyPattern
+from ..text.noise import clip
 
 HEAD_CHARS = 160
 WINDOW_BYTES = HEAD_CHARS * 6 + 512
@@ -31,15 +32,15 @@ _ANYWHERE = (
     "错误",
     "失败",
 )
-_STARTS_RE = re.compile(r"^[\W_]*(?:" + "|".join(_STARTS) + r")\b")
+_STARTS_RE = LazyPattern(r"^[\W_]*(?:" + "|".join(_STARTS) + r")\b")
 # what a trace quotes: the first line mentioning any of these
-_MENTIONS_ERROR = re.compile(
+_MENTIONS_ERROR = LazyPattern(
     r"(?i)\b(?:error|errors|failed|failure|fatal|exception|traceback|panic|denied|not found|cannot|"
     r"could not|unable to|no such|refused|timed out|enoent|eacces)\b|错误|失败"
 )
 # header lines Codex puts before the real output
-_HEADER = re.compile(r"^(?:exit code:|wall time:|output:|process exited with code|chunk id:|original token count:)")
-_EXIT = re.compile(r"(?:exit code:|exited with code) *(-?\d+)")
+_HEADER = LazyPattern(r"^(?:exit code:|wall time:|output:|process exited with code|chunk id:|original token count:)")
+_EXIT = LazyPattern(r"(?:exit code:|exited with code) *(-?\d+)")
 
 _ESCAPED_CJK = tuple(
     esc
@@ -52,13 +53,13 @@ _ESCAPED_CJK = tuple(
 )
 # on the first line, where it is known: a start word at its start, or a marker anywhere
 _BYTE_ANYWHERE = tuple(m.encode() for m in _ANYWHERE) + _ESCAPED_CJK
-_STARTS_AT = re.compile(rb"[^a-z0-9]*(?:" + b"|".join(m.encode() for m in _STARTS) + rb")")
-_ANYWHERE_IN = re.compile(b"|".join(map(re.escape, _BYTE_ANYWHERE)))
+_STARTS_AT = LazyPattern(rb"[^a-z0-9]*(?:" + b"|".join(m.encode() for m in _STARTS) + rb")")
+_ANYWHERE_IN = LazyPattern(b"|".join(map(re.escape, _BYTE_ANYWHERE)))
 # on the whole window, where it is not: any of them anywhere
 _BYTE_MARKERS = tuple(m.encode() for m in _STARTS) + _BYTE_ANYWHERE
 _BYTE_HEADERS = (b"exit code:", b"wall time:", b"output:", b"process exited with code", b"chunk id:",
                  b"original token count:")
-_ALNUM = re.compile(rb"[0-9a-z]")
+_ALNUM = LazyPattern(rb"[0-9a-z]")
 
 
 def error_line(output: str) -> str | None:
@@ -84,16 +85,33 @@ def header_exit_code(output: str) -> int | None:
 
 def first_error_line(output: str) -> str:
     """For a trace: the first line that mentions an error, else the last non-empty line
-    (compilers and test runners end with their verdict)."""
-    last = ""
-    for raw in output.splitlines():
-        line = raw.strip()
-        if not line or _HEADER.match(line.lower()):
-            continue
-        if _MENTIONS_ERROR.search(line):
+    (compilers and test runners end with their verdict). Lines as ``str.splitlines`` cuts
+    them, headers skipped. The mention is searched for in the whole output, not line by
+    line: a failed tool's output can be hundreds of KB, and its first lines usually say it."""
+    pos = 0
+    while (m := _MENTIONS_ERROR.search(output, pos)) is not None:
+        start, pos = _line_around(output, m.start())
+        line = output[start:pos].strip()
+        if not _HEADER.match(line.lower()):
             return line
-        last = line
-    return last
+    for raw in reversed(output.splitlines()):
+        line = raw.strip()
+        if line and not _HEADER.match(line.lower()):
+            return line
+    return ""
+
+
+# what str.splitlines() cuts at
+_LINE_BREAK = LazyPattern("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def _line_around(text: str, p: int) -> tuple[int, int]:
+    """``[start, end)`` of the line (as ``str.splitlines`` has it) that holds ``text[p]``."""
+    start = text.rfind("\n", 0, p) + 1
+    for m in _LINE_BREAK.finditer(text, start, p):
+        start = m.end()
+    m = _LINE_BREAK.search(text, p)
+    return start, m.start() if m else len(text)
 
 
 def bytes_window_may_fail(window: bytes, *, nested: bool = False, exit_headers: bool = False) -> bool:
@@ -111,6 +129,8 @@ def bytes_window_may_fail(window: bytes, *, nested: bool = False, exit_headers: 
         if verdict is not None:
             return verdict
     low = _string_head(window).lower()
+    if _KELVIN in low or b"u212a" in low:  # raw or escaped: str.lower() makes "TRACEBAC\u212a" a start word
+        return True
     if exit_headers and b"code" in low and (
         _nonzero_after(low, b"exit code:") or _nonzero_after(low, b"exited with code")
     ):
@@ -125,7 +145,7 @@ def bytes_window_may_fail(window: bytes, *, nested: bool = False, exit_headers: 
                 # splitlines() may cut elsewhere: the whole window decides
                 return _has_marker(low, _BYTE_MARKERS)
             line = line.replace(b"\\t", b" ").strip(b" \\")
-        elif not line.isascii() and _raw_line_break(line):
+        if not line.isascii() and _reads_differently(line):
             return _has_marker(low, _BYTE_MARKERS)
         if _STARTS_AT.match(line) or _ANYWHERE_IN.search(line):
             return True
@@ -138,8 +158,10 @@ def bytes_window_may_fail(window: bytes, *, nested: bool = False, exit_headers: 
 
 
 # the first line of a JSON string, up to its escaped newline, when it is plain ASCII (no quote,
-# no escape): the same line as the first "\n" found within 400 bytes, in one regex step
-PLAIN_FIRST_LINE = re.compile(rb'([^"\\\x80-\xff]{1,398})\\n')
+# no escape): the same line as the first "\n" found within 400 bytes, in one regex step. (Taking
+# non-ASCII lines too measured slower: a Chinese line without ASCII letters is left open here
+# and was then matched again by each fallback before the full test.)
+PLAIN_FIRST_LINE = LazyPattern(rb'([^"\\\x80-\xff]{1,398})\\n')
 
 
 def plain_first_line_may_fail(buf: bytes, start: int, stop: int) -> bool | None:
@@ -186,6 +208,22 @@ def _odd_escape(line: bytes) -> bool:
     """Line breaks for ``str.splitlines`` other than ``\\n``: ``\\r``, ``\\f``, ``\\u…``
     (\\u000b, \\u2028, …) and raw U+0085 / U+2028 / U+2029."""
     return b"\\r" in line or b"\\u" in line or b"\\f" in line or _raw_line_break(line)
+
+
+_KELVIN = "\u212a".encode()
+# UTF-8 of the non-ASCII characters str.strip() drops (U+0085, U+00A0, U+1680, U+2000-U+200A, …)
+_UNICODE_SPACES = tuple(chr(i).encode() for i in range(0x80, 0x3001) if chr(i).isspace())
+_SPACE_LEADS = frozenset(s[:1] for s in _UNICODE_SPACES)  # their first bytes: most lines are ruled out by one
+
+
+def _reads_differently(line: bytes) -> bool:
+    """Non-ASCII ``line`` where ``error_line``, reading the decoded text, may see other lines:
+    a line break of its own (U+0085, U+2028, U+2029), or Unicode whitespace before the first
+    character (``str.strip`` drops it, ``bytes.strip`` does not: a header may hide behind it)."""
+    if _raw_line_break(line):
+        return True
+    stripped = line.lstrip()
+    return stripped[:1] in _SPACE_LEADS and stripped.startswith(_UNICODE_SPACES)
 
 
 def _raw_line_break(line: bytes) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ..redact import forget_values, redact, redact_values
+from ..text.redact import forget_values, redact, redact_values
 from .models import MemoryDraft
 
 

@@ -27,7 +27,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from bench_tail import files_of, make_corpus, settings_for
 
-import distill.redact as current
+import distill.text.redact as current
 from distill.tails.ledger import create_batch, load_batch
 from distill.sources import base
 from tests.data.secrets_corpus import corpus, leaked, ordinary
@@ -36,10 +36,15 @@ MB = 1 << 20
 
 
 def baseline(rev: str) -> types.ModuleType:
-    src = subprocess.run(["git", "show", f"{rev}:distill/redact.py"], cwd=ROOT, check=True,
-                         capture_output=True, text=True).stdout
+    for path in ("distill/text/redact.py", "distill/redact.py"):  # moved into distill/text/
+        got = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, capture_output=True, text=True)
+        if got.returncode == 0:
+            break
+    got.check_returncode()
     mod = types.ModuleType("redact_baseline")
-    exec(compile(src, f"{rev}:distill/redact.py", "exec"), mod.__dict__)  # noqa: S102 - our own file, from git
+    # where its data files and relative imports resolve (this tree's: the baseline only brings its rules)
+    mod.__file__, mod.__package__ = str(ROOT / path), path.rsplit("/", 1)[0].replace("/", ".")
+    exec(compile(got.stdout, f"{rev}:{path}", "exec"), mod.__dict__)  # noqa: S102 - our own file, from git
     return mod
 
 

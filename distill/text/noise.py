@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 
+from . import LazyPattern
+
 # --- injected blocks -------------------------------------------------------------------
 
 _INJECTED_TAGS = (
@@ -30,15 +32,15 @@ _INJECTED_TAGS = (
 # "Conversation info (untrusted metadata):" + a ```json block; "Untrusted context (metadata,
 # …):" or "Conversation context (untrusted, …):" + lines up to the next blank line. Matched
 # only at the start of a line holding "(untrusted" / "(metadata" (found with str.find).
-_UNTRUSTED_AT = re.compile(
+_UNTRUSTED_AT = LazyPattern(
     r"[^\n]{0,80}\((?:untrusted|metadata)[^)\n]{0,120}\):[ \t]*\n"
     r"(?:```[a-z]*\n[\s\S]{0,20000}?\n```[ \t]*(?:\n|\Z)|(?:[^\n]*\S[^\n]*(?:\n|\Z))*)\s*",
     re.IGNORECASE,
 )
-_STAMP = re.compile(r"^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?::\d{2})?(?: [A-Za-z0-9:+-]+)?\]\s*")
+_STAMP = LazyPattern(r"^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?::\d{2})?(?: [A-Za-z0-9:+-]+)?\]\s*")
 # OpenClaw's batch of messages sent while the agent was busy: the markers go, the messages stay
-_QUEUED = re.compile(r"(?m)^(?:\[Queued messages while agent was busy\]|---|Queued #\d+)[ \t]*$\n?")
-_REPLY_TAG = re.compile(r"\[\[\s*reply_to[^\]\n]{0,80}\]\]\s*")
+_QUEUED = LazyPattern(r"(?m)^(?:\[Queued messages while agent was busy\]|---|Queued #\d+)[ \t]*$\n?")
+_REPLY_TAG = LazyPattern(r"\[\[\s*reply_to[^\]\n]{0,80}\]\]\s*")
 
 
 def strip_injected(text: str) -> str:
@@ -130,7 +132,7 @@ _NOISE_CONTAINS = (
     "claude_code_done",
 )
 # A slash command: one "/word" (not a path such as /etc/hosts) and optional short arguments.
-_SLASH = re.compile(r"^/[A-Za-z][\w:-]{0,40}(?:\s[^\n]{0,160})?$")
+_SLASH = LazyPattern(r"^/[A-Za-z][\w:-]{0,40}(?:\s[^\n]{0,160})?$")
 _PATH_ROOTS = frozenset(
     "usr etc var tmp home opt bin sbin dev proc sys mnt root srv lib lib64 boot run media "
     "Users Applications Library System Volumes private nix data workspace app".split()
@@ -154,7 +156,7 @@ _ACK_ZH = (
     "懂了", "对", "对的", "是的", "是", "不用了", "不用", "继续", "繼續", "辛苦了", "拜拜",
     "再见", "再見", "棒", "太棒了", "不错", "哈哈", "哈哈哈", "ok了", "好的呢", "麻烦了",
 )
-_ACK = re.compile(
+_ACK = LazyPattern(
     r"^(?:(?:"
     + "|".join(re.escape(p) for p in sorted(_ACK_EN + _ACK_ZH, key=len, reverse=True))
     + r")(?![a-z])[\s\W_]*)+$"
@@ -197,7 +199,7 @@ _CONTROL_COMMANDS = frozenset(
 )
 
 
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{4}")
+_CJK_RUN = LazyPattern(r"[\u3400-\u4dbf\u4e00-\u9fff]{4}")
 
 
 def command_args_say_something(args: str) -> bool:

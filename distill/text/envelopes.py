@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from . import LazyPattern
 from .noise import is_noise
 
 Author = Literal["person", "assistant", "tool", "platform", "schedule", "parent_agent"]
@@ -26,20 +27,20 @@ _RUNTIME_PROMPTS = (
 )
 _SUBAGENT = ("[Subagent Context]", "[Subagent Task]")  # OpenClaw sessions_spawn
 # "System: [2026-03-01 15:40:52 GMT+8] …" (also "System (untrusted): […] …"): one line each
-_SYSTEM_LINE = re.compile(r"^System(?: \([^)\n]{0,40}\))?:[ \t]*\[[^\]\n]{4,60}\][ \t]*([^\n]*)(?:\n|\Z)", re.M)
+_SYSTEM_LINE = LazyPattern(r"^System(?: \([^)\n]{0,40}\))?:[ \t]*\[[^\]\n]{4,60}\][ \t]*([^\n]*)(?:\n|\Z)", re.M)
 # the body of a system line that wraps a person's message: "Feishu[acct] DM from ou_x: msg"
-_CHANNEL_DM = re.compile(r"^[A-Z][\w-]{1,20}\[[^\]\n]{0,60}\] (?:DM|group)\b[^\n]*?\bfrom [^\s:]{1,80}:[ \t]*(.*)$")
+_CHANNEL_DM = LazyPattern(r"^[A-Z][\w-]{1,20}\[[^\]\n]{0,60}\] (?:DM|group)\b[^\n]*?\bfrom [^\s:]{1,80}:[ \t]*(.*)$")
 # "[Telegram Alice id:123 +2m 2026-03-02 09:14 UTC] msg" (WhatsApp, Signal, Discord, Slack, …)
-_CHAT_HEADER = re.compile(
+_CHAT_HEADER = LazyPattern(
     r"^\[(?:Telegram|WhatsApp|Signal|Discord|Slack|iMessage|Feishu|Lark|Line|Matrix|Teams|WeChat|QQ)\b"
     r"[^\]\n]{0,160}\]\s*"
 )
-_MESSAGE_ID = re.compile(r"[ \t]*\[message_id: [^\]\n]{1,80}\][ \t]*(?:\n(?:[^\s:：]{1,40}: )?)?")
-_CRON = re.compile(r"^\[cron:[^\]\n]{1,120}\]\s*")
+_MESSAGE_ID = LazyPattern(r"[ \t]*\[message_id: [^\]\n]{1,80}\][ \t]*(?:\n(?:[^\s:：]{1,40}: )?)?")
+_CRON = LazyPattern(r"^\[cron:[^\]\n]{1,120}\]\s*")
 _IDE_CONTEXT = "# Context from my IDE setup:"
-_IDE_REQUEST = re.compile(r"^## My request(?: for [A-Za-z ]{1,20})?:[ \t]*\n?", re.M)
-_COMMAND = re.compile(r"<command-name>\s*/?([\w:-]{1,40})\s*</command-name>")
-_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+_IDE_REQUEST = LazyPattern(r"^## My request(?: for [A-Za-z ]{1,20})?:[ \t]*\n?", re.M)
+_COMMAND = LazyPattern(r"<command-name>\s*/?([\w:-]{1,40})\s*</command-name>")
+_COMMAND_ARGS = LazyPattern(r"<command-args>(.*?)</command-args>", re.S)
 
 
 def attribute(text: str) -> tuple[Author, str | None]:

@@ -37,8 +37,9 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from . import LazyPattern
+
 _R = "[REDACTED:"
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _WORD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
@@ -53,7 +54,7 @@ class _Rule:
     __slots__ = ("kind", "hints", "pattern", "bounded")
 
     def __init__(self, kind: str, hints: tuple[str, ...], pattern: str, bounded: bool = False):
-        self.kind, self.hints, self.pattern, self.bounded = kind, hints, re.compile(pattern), bounded
+        self.kind, self.hints, self.pattern, self.bounded = kind, hints, LazyPattern(pattern), bounded
 
 
 _END_KEY = r"-----END[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----"
@@ -103,17 +104,17 @@ _RULES: list[_Rule] = [
 _HINTS = [(h, frozenset(h), i) for i, rule in enumerate(_RULES) for h in rule.hints]
 
 _B64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
-_END_KEY_RE = re.compile(_END_KEY)
-_AWS_ID_RE = re.compile(r"\[REDACTED:aws_access_key\]|(?:AKIA|ASIA)[0-9A-Z]{16}")
-_AWS_SECRET = re.compile(
+_END_KEY_RE = LazyPattern(_END_KEY)
+_AWS_ID_RE = LazyPattern(r"\[REDACTED:aws_access_key\]|(?:AKIA|ASIA)[0-9A-Z]{16}")
+_AWS_SECRET = LazyPattern(
     r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]*[A-Z])(?=[A-Za-z0-9/+]*[a-z])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
 )
 # at an anchor: "bearer"/"basic" + spaces + credential
-_BEARER_AT = re.compile(r"(?i)(bearer|basic)(\s+)([A-Za-z0-9._~+/=-]{16,})")
+_BEARER_AT = LazyPattern(r"(?i)(bearer|basic)(\s+)([A-Za-z0-9._~+/=-]{16,})")
 # at an anchor: the part after "://" — user:password@
-_URL_AT = re.compile(r"([^\s:/@\"'<>]{0,128}):([^\s@/\"'<>]{1,256})@")
+_URL_AT = LazyPattern(r"([^\s:/@\"'<>]{0,128}):([^\s@/\"'<>]{1,256})@")
 # a name that ends in a secret word (checked on the name token only)
-_SECRET_NAME = re.compile(
+_SECRET_NAME = LazyPattern(
     r"(?i)[\"']?(?:[A-Za-z0-9]+[_.-])*(?:"
     r"api[_-]?keys?|apikey|secret(?:[_-]?key)?|client[_-]?secret|"
     r"(?:access|refresh|auth|bearer|id|session|api|bot|app|oauth|personal[_-]?access)?[_-]?token|"
@@ -124,22 +125,22 @@ _SECRET_NAME = re.compile(
 _NAME_ENDS = ("key", "keys", "keyid", "key_id", "key-id", "secret", "token", "password", "passwd", "passphrase", "pwd",
               "credential", "credentials", "string", "dsn", "cookie", "authorization")
 # at the separator after a secret name: separator, value
-_SEP_VALUE = re.compile(
+_SEP_VALUE = LazyPattern(
     r"(?P<sep>(?::=|=>|:|=)[ \t]*)"
     r"(?P<value>\\\"[^\"\\\n]{4,}\\\"|\"[^\"\n]{4,}\"|'[^'\n]{4,}'|[^\s\"',;}{)(\]\\]{4,})"
 )
 # at "--": a secret-looking flag and its value
-_CLI_FLAG_AT = re.compile(
+_CLI_FLAG_AT = LazyPattern(
     r"(?i)--(?:api[_-]?key|token|password|passwd|secret|auth[_-]?token|access[_-]?token|client[_-]?secret)"
     r"(?P<sep>=|[ \t]+)(?P<value>[^\s\"'-][^\s\"']{3,}|\"[^\"\n]{4,}\"|'[^'\n]{4,}')"
 )
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = LazyPattern(
     r"(?i)^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^>]*>|\*+|x+|null|none|true|false|undefined|"
     r"os\.environ.*|process\.env.*|env\(.*|your[_-].*|changeme|example|redacted|bearer|basic|token|\.\.\.|…)$"
 )
 
 # only words shorter than 16 characters (the words of str.split(): \s is the same whitespace)
-_SHORT_WORDS = re.compile(r"\s*+(?:\S{1,15}+\s++)*+\S{0,15}+")
+_SHORT_WORDS = LazyPattern(r"\s*+(?:\S{1,15}+\s++)*+\S{0,15}+")
 # ASCII text with its whitespace (as str.isspace() has it) made b" " and all else b"x"
 _WORD_BYTES = bytes(32 if chr(i).isspace() else 120 for i in range(128)) + b"x" * 128
 
@@ -180,7 +181,7 @@ def forget_values(text: str, values: dict[str, str], counts: Counter) -> str:
     return text
 
 
-_MARK_RE = re.compile(r"\[REDACTED:([A-Za-z0-9_]+)\]")
+_MARK_RE = LazyPattern(r"\[REDACTED:([A-Za-z0-9_]+)\]")
 
 
 def removed_values(original: str, clean: str) -> dict[str, str]:
@@ -215,7 +216,14 @@ def _redact(text: str) -> tuple[str, Counter]:
     short = _only_short_words(text)
     if short and not (":" in text or "=" in text or "--" in text) and not _maybe_personal(text):
         return text, counts  # every other shape needs a separator or a 16-char run
-    chars = frozenset(text)
+    ascii_part = text if text.isascii() else text.encode("ascii", "ignore").decode("ascii")
+    if not short and ascii_part is not text and not _holds_an_anchor(text, ascii_part):
+        return text, counts
+    return _run_rules(text, short, frozenset(ascii_part), counts), counts
+
+
+def _run_rules(text: str, short: bool, chars: frozenset, counts: Counter) -> str:
+    """Every rule on ``text``, in order. ``chars``: its ASCII characters (the only ones asked about)."""
     hit = {i for h, need, i in _HINTS if need <= chars and h in text}
     for i in sorted(hit):
         text = _apply_rule(_RULES[i], text, counts)
@@ -244,7 +252,26 @@ def _redact(text: str) -> tuple[str, Counter]:
         text = _splice(text, spans)
     if not short or "==" in text:
         text = _splice(text, _b64_credentials(text, counts))
-    return _detect_secrets(text, chars, short, counts), counts
+    return _detect_secrets(text, chars, short, counts)
+
+
+def _holds_an_anchor(text: str, ascii_part: str) -> bool:
+    """Whether non-ASCII text holds anything a rule starts from: a literal anchor, 8 digits
+    or a base64-shaped run. Every anchor but "密" / "口令" is ASCII, so they are looked for in
+    ``ascii_part``, the text's ASCII characters (dropping the rest joins neighbours, which can
+    only add a false "yes"): Chinese prose costs a few scans of a few characters, not the
+    whole chain of rules below."""
+    if "密" in text or "口令" in text:
+        return True
+    for first in _ANCHOR_FIRSTS.intersection(ascii_part):
+        for anchor in _ANCHORS_BY_FIRST[first]:
+            if anchor in ascii_part:
+                return True
+    lower = ascii_part.lower()
+    for anchor in _ANCHORS_ANY_CASE:
+        if anchor in lower:
+            return True
+    return _digit_count(ascii_part) >= 8 or _B64_RUN.search(ascii_part) is not None
 
 
 def _maybe_personal(text: str) -> bool:
@@ -257,15 +284,18 @@ _NOT_DIGIT = bytes(b for b in range(256) if not 48 <= b <= 57)
 
 
 def _digit_count(text: str) -> int:
-    if text.isascii():
-        return len(text.encode("ascii").translate(None, _NOT_DIGIT))
-    return sum(map(text.count, "0123456789"))
+    """ASCII digits only: ``phonenumbers`` and the rules read no other."""
+    return len(text.encode("ascii", "ignore").translate(None, _NOT_DIGIT))
 
 
 def _ascii_lower(text: str) -> str:
     """Lowercase with the same length as ``text`` (``str.lower`` may grow, e.g. "İ"), so
-    positions found in it are positions in ``text``."""
-    return text.lower() if text.isascii() else text.translate(_ASCII_LOWER)
+    positions found in it are positions in ``text``. ``bytes.lower`` changes only A-Z, and
+    UTF-8 keeps every other character's bytes apart from them (a few times faster than
+    ``str.translate``)."""
+    if text.isascii():
+        return text.lower()
+    return text.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
 
 
 def _apply_rule(rule: _Rule, text: str, counts: Counter) -> str:
@@ -441,9 +471,9 @@ def _redact_aws_secret(text: str, counts: Counter) -> str:
 # Each is found from a literal anchor, as above; the text first has to hold one (see redact).
 
 _EMAIL_LOCAL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._%+-")
-_EMAIL_DOMAIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}\.)+[A-Za-z]{2,24}(?![A-Za-z0-9-])")
+_EMAIL_DOMAIN = LazyPattern(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}\.)+[A-Za-z]{2,24}(?![A-Za-z0-9-])")
 # documentation domains (RFC 2606 / 6761) name nobody; ``git@github.com`` is an ssh remote
-_NOBODY = re.compile(r"(?i)(?:.*\.)?(?:example\.(?:com|org|net)|example|test|invalid|localhost)")
+_NOBODY = LazyPattern(r"(?i)(?:.*\.)?(?:example\.(?:com|org|net)|example|test|invalid|localhost)")
 _GIT_HOSTS = frozenset(("github.com", "gitlab.com", "bitbucket.org", "codeberg.org", "ssh.dev.azure.com"))
 
 
@@ -464,10 +494,10 @@ def _email(text: str, p: int, counts: Counter) -> Span | None:
 
 
 # a phone number as people write one: +country code, or grouped digits; checked by phonenumbers
-_PHONE = re.compile(r"(?<![\w+/=.-])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?|\(\d{2,4}\)[ .-]?)?"
+_PHONE = LazyPattern(r"(?<![\w+/=.-])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?|\(\d{2,4}\)[ .-]?)?"
                     r"\d{2,5}(?:[ .-]?\d{2,5}){1,4}(?![\w/=-]|\.\d)")
-_CN_MOBILE = re.compile(r"1[3-9]\d{9}")
-_US_GROUPED = re.compile(r"\(?\d{3}\)?[ .-]?\d{3}[ .-]\d{4}")
+_CN_MOBILE = LazyPattern(r"1[3-9]\d{9}")
+_US_GROUPED = LazyPattern(r"\(?\d{3}\)?[ .-]?\d{3}[ .-]\d{4}")
 _DIGITS = frozenset("0123456789")
 
 
@@ -500,12 +530,12 @@ def _phones(text: str, counts: Counter) -> list[Span]:
 
 # "the admin password is X", "password was changed to X", "密码是 X", "密码：X"
 _PW_SAID = r"(?:(?:is|was|has\s+been|got)\s+(?:now\s+)?(?:(?:changed|set|reset|updated)\s+to\s+)?|(?:changed|set|reset|updated)\s+to\s+)"
-_PASSWORD_PHRASE = re.compile(
+_PASSWORD_PHRASE = LazyPattern(
     r"(?i)(?:pass(?:word|wd|phrase)s?(?:\s+(?:for|of|on|to)(?:\s+[^\s,;:=]{1,40}){1,3}?)?\s*(?:" + _PW_SAID + r"|[=:：]\s*)"
     r"|pwd\s+" + _PW_SAID + r")"
     r"(?:\"(?P<dq>[^\"\n]{4,64})\"|'(?P<sq>[^'\n]{4,64})'|`(?P<bq>[^`\n]{4,64})`|(?P<bare>[^\s\"'`]{4,64}))"
 )
-_ZH_PASSWORD = re.compile(r"(?:密码|密碼|口令)(?:都|也|还|仍)?(?:是|为|為|：|:|=|改成|改为|设为|設為)\s*"
+_ZH_PASSWORD = LazyPattern(r"(?:密码|密碼|口令)(?:都|也|还|仍)?(?:是|为|為|：|:|=|改成|改为|设为|設為)\s*"
                           r"(?:[\"'“‘「`](?P<q>[^\"'”’」`\n]{4,64})[\"'”’」`]|(?P<bare>[!-~]{4,64}))")
 # words that follow "password is" in prose about a password, not the password itself
 _NOT_A_PASSWORD = frozenset((
@@ -521,7 +551,7 @@ _TRAIL = ".,;:!?)]}"
 
 
 # "the old password Xk29fLq0 expired": no verb, but a value that only a key looks like
-_PASSWORD_BARE = re.compile(r"(?i)(?:pass(?:word|wd|phrase)|密码|密碼|口令)\s*(?P<bare>[!-~]{8,64})")
+_PASSWORD_BARE = LazyPattern(r"(?i)(?:pass(?:word|wd|phrase)|密码|密碼|口令)\s*(?P<bare>[!-~]{8,64})")
 
 
 def _password_phrase(text: str, p: int, counts: Counter, zh: bool) -> Span | None:
@@ -552,9 +582,9 @@ def _in_marker(text: str, p: int) -> bool:
 
 
 # command lines: mysql -p<pw>, sshpass -p <pw>, curl -u user:<pw>
-_MYSQL_P = re.compile(r"(?<!\S)-p(?P<value>'[^'\n]{3,}'|\"[^\"\n]{3,}\"|[^\s'\"]{3,})")
-_SSHPASS_P = re.compile(r"(?:sshpass|docker\s+login\b[^\n]*?)\s+-p\s*(?P<value>'[^'\n]+'|\"[^\"\n]+\"|\S{3,})")
-_USER_COLON = re.compile(r"-(?:u|-user)[ \t=]*['\"]?[^\s:'\"]{1,64}:(?P<value>[^\s'\"@]{3,})")
+_MYSQL_P = LazyPattern(r"(?<!\S)-p(?P<value>'[^'\n]{3,}'|\"[^\"\n]{3,}\"|[^\s'\"]{3,})")
+_SSHPASS_P = LazyPattern(r"(?:sshpass|docker\s+login\b[^\n]*?)\s+-p\s*(?P<value>'[^'\n]+'|\"[^\"\n]+\"|\S{3,})")
+_USER_COLON = LazyPattern(r"-(?:u|-user)[ \t=]*['\"]?[^\s:'\"]{1,64}:(?P<value>[^\s'\"@]{3,})")
 
 
 def _command_passwords(text: str, lower: str, counts: Counter) -> list[Span]:
@@ -575,7 +605,7 @@ def _command_passwords(text: str, lower: str, counts: Counter) -> list[Span]:
     return spans
 
 
-def _at_all(pattern: re.Pattern, text: str, anchor: str) -> list[re.Match]:
+def _at_all(pattern: LazyPattern, text: str, anchor: str) -> list[re.Match]:
     """``pattern.match`` at each ``anchor``: a literal scan, not a regex scan of the text."""
     out, i = [], text.find(anchor)
     while i >= 0:
@@ -587,12 +617,12 @@ def _at_all(pattern: re.Pattern, text: str, anchor: str) -> list[re.Match]:
 
 
 # in a URL: ?token=…&sig=… query values, and login / reset / invite links' path tokens
-_QUERY_PARAM = re.compile(r"(?P<name>[A-Za-z0-9_.-]{1,48})=(?P<value>[^&#\s\"'<>)\]]{4,})")
-_QUERY_SECRET = re.compile(
+_QUERY_PARAM = LazyPattern(r"(?P<name>[A-Za-z0-9_.-]{1,48})=(?P<value>[^&#\s\"'<>)\]]{4,})")
+_QUERY_SECRET = LazyPattern(
     r"(?i)(?:.*[_.-])?(?:token|key|apikey|secret|password|passwd|pass|pwd|sig|signature|code|auth|credential|"
     r"otp|ticket|session|sessionid|sid|jwt|hash|magic|nonce|invite|login)"
 )
-_LINK_TOKEN = re.compile(
+_LINK_TOKEN = LazyPattern(
     r"(?i)/(?:magic[-_]?link|magic|login|log-in|signin|sign-in|sign_in|verify|verification|confirm|confirmation|"
     r"activate|activation|reset[-_]?password|password[-_]?reset|reset|invite|invitation|auth|token|otp|"
     r"unsubscribe|access)/(?P<value>[A-Za-z0-9_-]{16,})"
@@ -618,8 +648,8 @@ def _url_tokens(text: str, counts: Counter) -> list[Span]:
 
 
 # a base64 word that decodes to "user:password" (docker's "auth", curl's Basic header pasted alone)
-_B64_WORD = re.compile(r"(?<![A-Za-z0-9+/=_.-])[A-Za-z0-9+/]{12,}={0,2}(?![A-Za-z0-9+/=_.-])")
-_USER_PASS = re.compile(rb"[A-Za-z0-9._@+-]{1,64}:[!-~]{3,}")
+_B64_WORD = LazyPattern(r"(?<![A-Za-z0-9+/=_.-])[A-Za-z0-9+/]{12,}={0,2}(?![A-Za-z0-9+/=_.-])")
+_USER_PASS = LazyPattern(rb"[A-Za-z0-9._@+-]{1,64}:[!-~]{3,}")
 
 
 def _b64_credentials(text: str, counts: Counter) -> list[Span]:
@@ -641,12 +671,12 @@ def _b64_credentials(text: str, counts: Counter) -> list[Span]:
     return spans
 
 
-_HEROKU = re.compile(r"(?i)heroku[\w .-]{0,30}?[:= \"'\t]{1,5}"
+_HEROKU = LazyPattern(r"(?i)heroku[\w .-]{0,30}?[:= \"'\t]{1,5}"
                      r"(?P<value>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![0-9a-f-])")
 
 
 # a Telegram envelope's sender id: "[Telegram Li Wei id:123456789 …]"
-_TELEGRAM_ID = re.compile(r"(?i)telegram\b[^\]\n]{0,80}?\bid:\s*(?P<value>\d{5,15})\b")
+_TELEGRAM_ID = LazyPattern(r"(?i)telegram\b[^\]\n]{0,80}?\bid:\s*(?P<value>\d{5,15})\b")
 
 
 def _more_spans(text: str, lower: str, chars: frozenset, counts: Counter) -> list[Span]:
@@ -705,7 +735,7 @@ _DS_HINTS: dict[str, tuple[str, ...]] = {
     "telegram_token.TelegramBotTokenDetector": (":",),
     "twilio.TwilioKeyDetector": ("AC", "SK"),
 }
-DsRule = tuple[str, str, list[re.Pattern]]  # plugin name, kind, its patterns
+DsRule = tuple[str, str, list[LazyPattern]]  # plugin name, kind, its patterns (compiled when a text holds a hint)
 _ds_rules: list[DsRule] | None = None
 
 
@@ -718,12 +748,12 @@ def detect_secrets_rules() -> list[DsRule]:
     global _ds_rules
     if _ds_rules is None:
         data = _ds_patterns()
-        _ds_rules = [(name, data[name]["kind"], [re.compile(p, f) for p, f in data[name]["patterns"]])
+        _ds_rules = [(name, data[name]["kind"], [LazyPattern(p, f) for p, f in data[name]["patterns"]])
                      for name in _DS_HINTS]
     return _ds_rules
 
 
-DS_SHIPPED = Path(__file__).parent / "data" / "detect_secrets_patterns.json"
+DS_SHIPPED = Path(__file__).parent.parent / "data" / "detect_secrets_patterns.json"
 
 
 def detect_secrets_version() -> str:
@@ -759,7 +789,7 @@ def _ds_export() -> dict:
         module, cls = name.rsplit(".", 1)
         plugin = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), cls)
         if plugin.analyze_string is not RegexBasedDetector.analyze_string:
-            raise RuntimeError(f"detect-secrets {name} is no longer a plain regex plugin; update distill/redact.py")
+            raise RuntimeError(f"detect-secrets {name} is no longer a plain regex plugin; update distill/text/redact.py")
         kind = re.sub(r"[^a-z0-9]+", "_", plugin.secret_type.lower()).strip("_")
         out[name] = {"kind": kind, "patterns": [[r.pattern, r.flags] for r in plugin.denylist]}
     return out
@@ -767,6 +797,16 @@ def _ds_export() -> dict:
 
 # (hint, the characters it needs, plugin name): as _HINTS above
 _DS_NEEDS = [(h, frozenset(h), name) for name, hints in _DS_HINTS.items() for h in hints]
+
+# Every literal some rule needs (the non-ASCII "密" / "口令" aside): the rules' and plugins'
+# hints and the anchors ``_redact`` and ``_more_spans`` test; and the case-blind ones.
+_ANCHORS = {h for rule in _RULES for h in rule.hints} | {h for hints in _DS_HINTS.values() for h in hints} | {
+    "aws_access_key]", "://", ":", "=", "--", "@", "-p", "-u"}
+_ANCHORS_BY_FIRST = {c: tuple(sorted(a for a in _ANCHORS if a[0] == c)) for c in {a[0] for a in _ANCHORS}}
+_ANCHOR_FIRSTS = frozenset(_ANCHORS_BY_FIRST)
+_ANCHORS_ANY_CASE = ("bearer", "basic", "pass", "pwd", "telegram", "heroku")
+# the shortest run ``_B64_WORD`` can match, inside a longer run of its characters
+_B64_RUN = LazyPattern(r"[A-Za-z0-9+/=_.-]{12}")
 
 
 def _detect_secrets(text: str, chars: frozenset, short: bool, counts: Counter) -> str:
@@ -788,7 +828,7 @@ def _detect_secrets(text: str, chars: frozenset, short: bool, counts: Counter) -
     return text
 
 
-def _ds_values(patterns: list[re.Pattern], text: str):
+def _ds_values(patterns: list[LazyPattern], text: str):
     """What detect-secrets' ``RegexBasedDetector.analyze_string`` yields: each match, or each
     non-empty group of it."""
     for pattern in patterns:
