@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[2]
 _DUMP = """
 import json, sys, tempfile
 from pathlib import Path
-try:
+if (Path(sys.path[0]) / "distill" / "tails" / "ledger.py").exists():
     from distill.tails.ledger import create_batch
-except ImportError:  # a baseline from before the tails package
+else:  # a baseline from before the tails package (not ImportError: an editable install would answer)
     from distill.batch import create_batch
 from distill.config import load_settings
 corpus, out = Path(sys.argv[1]), Path(sys.argv[2])
