@@ -20,7 +20,7 @@ def test_run_refuses_while_the_state_lock_is_held(tmp_path):
     s = settings_for(tmp_path)
     session(tmp_path).write_bytes(header() + msg(fact(1)))
     with FileLock(s.lock_path, purpose="test").acquire(timeout=0):
-        p = cli(s, "run", check=False, env={"DISTILL_STATE_LOCK_WAIT": "0.3"})
+        p = cli(s, "run", check=False, env={"DISTILL_STATE_LOCK_WAIT": "0.3"}, process=True)
     assert p.returncode == 75
     assert f"pid {os.getpid()}" in p.stderr and str(s.lock_path) in p.stderr
     assert not s.cursor_path.exists()  # nothing was read or marked
