@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from distill.lock import FileLock
+
 NODE_DIR = Path(__file__).parent / "node"
 PINNED = "lancedb-0262"  # @lancedb/lancedb 0.26.2: memory-lancedb-pro's package-lock.json
 CURRENT = "lancedb-current"  # @lancedb/lancedb 0.39.0: the newest release when this was written
@@ -30,7 +32,10 @@ def require_node() -> str:
         npm = shutil.which("npm")
         if npm is None:
             pytest.fail("node is installed but npm is not: cannot install tests/node's LanceDB clients")
-        subprocess.run([npm, "install", "--no-save", "--no-audit", "--no-fund"], cwd=NODE_DIR, check=True, timeout=900)
+        with FileLock(NODE_DIR / "node_modules.lock", purpose="npm install").acquire(timeout=900):  # one xdist worker installs
+            if not (NODE_DIR / "node_modules" / PINNED).is_dir():
+                subprocess.run([npm, "install", "--no-save", "--no-audit", "--no-fund"], cwd=NODE_DIR, check=True,
+                               timeout=900)
     return node
 
 

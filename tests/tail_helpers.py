@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
+from unittest import mock
 from pathlib import Path
 
 from distill.tails.ledger import create_batch, load_batch
@@ -59,16 +62,37 @@ def texts(batch: Batch | None) -> list[str]:
 
 
 def cli(settings_or_state: Settings | Path, *args: str, check: bool = True, env: dict | None = None,
-        timeout: float = 60) -> subprocess.CompletedProcess:
-    """Run the real ``distill`` command in a subprocess."""
+        timeout: float = 60, process: bool = False) -> subprocess.CompletedProcess:
+    """Run the ``distill`` command: in this process (:func:`run_main`), or in a real
+    subprocess with ``process=True`` where the process is the point (its exit status, a lock
+    another process holds)."""
     if isinstance(settings_or_state, Settings):
         flags = ["--state-dir", str(settings_or_state.state_dir), "--agents-dir", str(settings_or_state.agents_dir)]
     else:
         flags = ["--state-dir", str(settings_or_state)]
-    e = dict(os.environ)
-    e.update(env or {})
-    p = subprocess.run([sys.executable, "-m", "distill", *flags, *args], capture_output=True, text=True,
-                       env=e, timeout=timeout, cwd=ROOT)
+    if process:
+        e = dict(os.environ)
+        e.update(env or {})
+        p = subprocess.run([sys.executable, "-m", "distill", *flags, *args], capture_output=True, text=True,
+                           env=e, timeout=timeout, cwd=ROOT)
+    else:
+        p = run_main([*flags, *args], env=env)
     if check and p.returncode != 0:
         raise AssertionError(f"distill {' '.join(args)} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
     return p
+
+
+def run_main(argv: list[str], *, env: dict | None = None, clear_env: bool = False) -> subprocess.CompletedProcess:
+    """``distill ARGV`` through :func:`distill.cli.main` in this process, with its output
+    captured: what ``python -m distill`` does, without a second interpreter importing
+    LanceDB and loading the embedding model again (seconds per call). ``env`` is added to
+    the environment for the call (``clear_env``: it is the whole environment)."""
+    from distill.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with mock.patch.dict(os.environ, env or {}, clear=clear_env), redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:  # argparse: a usage error or --help
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())

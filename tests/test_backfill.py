@@ -20,7 +20,7 @@ from distill.tails.cursor import Cursor
 from distill.lock import FileLock
 from distill.pipeline import run_distill
 from tests.fakes import FakeOpenAI
-from tests.tail_helpers import header, msg
+from tests.tail_helpers import header, msg, run_main
 
 FACTS = [
     "记住：以后这个仓库一律用 uv 管理依赖，不要用 pip。",
@@ -68,9 +68,12 @@ def texts(root: Path) -> list[str]:
     return sorted(db.open_table("memories").to_arrow()["text"].to_pylist())
 
 
-def cli(*args: str, **kw) -> subprocess.CompletedProcess:
+def cli(*args: str, process: bool = False) -> subprocess.CompletedProcess:
+    """``distill ARGS`` in this process, or in a real one where its exit status is the point."""
+    if not process:
+        return run_main(list(args))
     return subprocess.run([sys.executable, "-m", "distill", *args], capture_output=True, text=True, timeout=120,
-                          env=os.environ.copy(), **kw)
+                          env=os.environ.copy())
 
 
 def test_backfill_reads_the_history_init_skipped_and_the_run_reads_the_rest(world, tmp_path):
@@ -143,7 +146,7 @@ def test_filters_by_agent_and_dates(world):
     assert picked(since=since) == [("main", "new"), ("ops", "new")]
     until = time.strftime("%Y-%m-%d", time.localtime(old))
     assert picked(until=until) == [("main", "old")]  # inclusive: the whole day
-    r = cli("backfill", "--since", "last tuesday", "--dry-run")
+    r = cli("backfill", "--since", "last tuesday", "--dry-run", process=True)
     assert r.returncode == 2 and "YYYY-MM-DD" in r.stderr
 
 
@@ -186,7 +189,7 @@ def test_one_backfill_at_a_time(world):
     write(world, "main", "a", FACTS[:1])
     s = load_settings()
     with FileLock(s.state_dir / "backfill.lock", purpose="distill backfill"):
-        r = cli("backfill")
+        r = cli("backfill", process=True)
     assert r.returncode == 75 and f"pid {os.getpid()}" in r.stderr
 
 

@@ -39,7 +39,7 @@ def test_damaged_cursor_stops_run_without_touching_anything(tmp_path):
     session(tmp_path).write_bytes(header() + msg(fact(1)))
     s.state_dir.mkdir(parents=True)
     s.state.cursor.write_bytes(b"{garbage")
-    p = cli(s, "run", check=False)
+    p = cli(s, "run", check=False, process=True)
     assert p.returncode == 1 and "is not valid JSON" in p.stderr and "Traceback" not in p.stderr
     assert s.state.cursor.read_bytes() == b"{garbage" and not s.state.batches.exists()
 

@@ -7,13 +7,13 @@ targets on the other.
 
 from __future__ import annotations
 
-import shutil
 from collections import Counter
 from pathlib import Path
 
 import msgspec
 import pytest
 
+from distill.atomic import write_bytes
 from distill.cli.render import render
 from distill.store.calibration import LabelledPair, Scores, load_pairs, pair_cosines, score, split
 from distill.store.dedup import DEFAULT_THRESHOLDS, is_near_duplicate
@@ -35,7 +35,7 @@ def labelled(request) -> tuple[list[LabelledPair], list[float]]:
     pairs = load_pairs(PAIRS)
     cache = request.config.cache.mkdir("dedup-calibration") / "vectors.npz"
     if not cache.exists() and SEED.exists():
-        shutil.copyfile(SEED, cache)
+        write_bytes(cache, SEED.read_bytes(), durable=False)  # atomic: another xdist worker may be reading it
     return pairs, pair_cosines(pairs, LocalEmbedder(), cache)
 
 

@@ -3,8 +3,6 @@ memories stored, batch committed only after, replays store nothing twice."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import pytest
 
@@ -12,6 +10,7 @@ from distill.tails.ledger import create_batch, pending_batches
 from distill.errors import StoreFailed
 from distill.pipeline import distill_batch_file, run_distill
 from tests.pipeline_helpers import EN, ZH, cursor_state, settings, stored, write_session
+from tests.tail_helpers import run_main
 
 
 def test_run_distill_stores_then_commits_and_second_run_is_noop(tmp_path):
@@ -77,8 +76,7 @@ def test_cli_two_phase_flow(tmp_path):
              "--db", str(tmp_path / "db")]
 
     def distill(*args):
-        return subprocess.run([sys.executable, "-m", "distill", *flags, *args], capture_output=True, text=True,
-                              timeout=120)
+        return run_main([*flags, *args])
 
     run = distill("run", "--json")
     assert run.returncode == 0, run.stderr

@@ -5,10 +5,7 @@ byte ranges it holds, `distill retry` stores it later, and nothing is stored twi
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
-from pathlib import Path
 
 from distill.tails.ledger import pending_batches
 from distill.pipeline import run_distill
@@ -16,6 +13,7 @@ from distill.tails.status import tail_status
 from tests.fakes import FakeOpenAI
 from tests.fakes.openai_server import sent_text
 from tests.pipeline_helpers import EN, cursor_state, settings, stored, write_session
+from tests.tail_helpers import run_main
 
 OPS = [
     ("user", "Our staging database is postgres 16 on host db-stage-2; never run migrations there on Fridays."),
@@ -42,12 +40,11 @@ def by_agent(ops_answer):
 
 
 def cli(s, fake, *args):
-    """`python -m distill` in a real process, aimed at the fake model."""
+    """The ``distill`` command (in this process) aimed at the fake model, in an environment of its own."""
     env_flags = ["--state-dir", str(s.state_dir), "--agents-dir", str(s.agents_dir), "--db", str(s.db)]
     env = {"DISTILL_LLM": "openai", "DISTILL_LLM_BASE_URL": fake.base_url, "DISTILL_LLM_MODEL": "m",
            "DISTILL_RETRY_ATTEMPTS": "1", "PATH": "/usr/bin:/bin"}
-    return subprocess.run([sys.executable, "-m", "distill", *env_flags, *args], capture_output=True, text=True,
-                          timeout=180, env=env, cwd=str(Path(__file__).parents[1]))
+    return run_main([*env_flags, *args], env=env, clear_env=True)
 
 
 def test_one_chunk_failing_for_good_does_not_hold_the_rest(tmp_path):

@@ -12,6 +12,7 @@ import time
 from collections import Counter
 
 from tests.pipeline_helpers import EN, ZH, cursor_state, settings, stored, write_session
+from tests.tail_helpers import run_main
 
 MIXED = [
     ("user", "记住：所有 cron 任务的时间都按 Asia/Shanghai 时区写。"),
@@ -26,14 +27,18 @@ def lay_out(root):
     return paths, settings(root)
 
 
+def flags(s) -> list[str]:
+    return ["--state-dir", str(s.state_dir), "--agents-dir", str(s.agents_dir), "--db", str(s.db)]
+
+
 def cli(s, *args):
-    flags = ["--state-dir", str(s.state_dir), "--agents-dir", str(s.agents_dir), "--db", str(s.db)]
-    return [sys.executable, "-m", "distill", *flags, *args]
+    """The command line of a real process, for the runs that are killed."""
+    return [sys.executable, "-m", "distill", *flags(s), *args]
 
 
 def test_sigkill_anywhere_then_rerun_equals_clean_run(tmp_path):
     clean_paths, clean = lay_out(tmp_path / "clean")
-    assert subprocess.run(cli(clean, "run", "--distill"), capture_output=True, timeout=180).returncode == 0
+    assert run_main([*flags(clean), "run", "--distill"]).returncode == 0  # the reference: no process to kill
     want = sorted(r.text for r in stored(clean))
     assert len(want) >= 4
 
@@ -51,7 +56,7 @@ def test_sigkill_anywhere_then_rerun_equals_clean_run(tmp_path):
         assert all(o in (0, p.stat().st_size) for o, p in zip(offsets, paths))
         if any(offsets):  # one batch covers every file: committed means all its memories are stored
             assert sorted(texts) == want
-    done = subprocess.run(cli(s, "run", "--distill"), capture_output=True, text=True, timeout=180)
+    done = run_main([*flags(s), "run", "--distill"])  # what the killed runs left, read by a clean one
     assert done.returncode == 0, done.stderr
     assert sorted(r.text for r in stored(s)) == want
     assert all(cursor_state(s)[str(p)] == (p.stat().st_size, {}) for p in paths)
@@ -108,13 +113,12 @@ def test_sigkill_with_a_chunk_set_aside_then_retry_equals_clean_run(tmp_path):
                     assert first(by_path[str(p)]) in texts, "a cursor passed a memory not stored"
             first_turn = len(paths[1].read_bytes().split(b"\n", 1)[0]) + 1  # after the session header
             assert state.get(str(paths[1]), (0, {}))[0] <= first_turn, "the held file passed its held turn"
-        done = subprocess.run(cli(s, "run", "--distill", "--json"), capture_output=True, text=True, timeout=180,
-                              env=env)
+        done = run_main([*flags(s), "run", "--distill", "--json"], env=env, clear_env=True)
         assert done.returncode == 0, done.stderr
-        status = subprocess.run(cli(s, "status", "--json"), capture_output=True, text=True, timeout=60, env=env)
+        status = run_main([*flags(s), "status", "--json"], env=env, clear_env=True)
         assert [c["agentId"] for c in _json.loads(status.stdout)["setAside"]] == ["ops"]
         broken.clear()
-        retried = subprocess.run(cli(s, "retry"), capture_output=True, text=True, timeout=180, env=env)
+        retried = run_main([*flags(s), "retry"], env=env, clear_env=True)
         assert retried.returncode == 0, retried.stderr
     texts = sorted(r.text.split("\n")[0] for r in stored(s))
     assert texts == sorted(m["text"] for m in healthy.values())

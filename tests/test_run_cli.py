@@ -66,13 +66,13 @@ def test_init_refuses_while_a_batch_is_pending(tmp_path):
     s = settings_for(tmp_path)
     session(tmp_path).write_bytes(header() + msg(fact(1)))
     cli(s, "run")
-    p = cli(s, "init", check=False)
+    p = cli(s, "init", check=False, process=True)
     assert p.returncode == 1 and "pending" in p.stderr and "commit or abort" in p.stderr
 
 
 def test_commit_of_a_missing_batch_file_says_so(tmp_path):
     s = settings_for(tmp_path)
-    p = cli(s, "commit", "--batch-file", str(tmp_path / "nope.json"), check=False)
+    p = cli(s, "commit", "--batch-file", str(tmp_path / "nope.json"), check=False, process=True)
     assert p.returncode == 1 and "does not exist" in p.stderr
 
 

@@ -20,7 +20,7 @@ def test_run_refuses_while_the_state_lock_is_held(tmp_path):
     s = settings_for(tmp_path)
     session(tmp_path).write_bytes(header() + msg(fact(1)))
     with FileLock(s.state.lock, purpose="test").acquire(timeout=0):
-        p = cli(s, "run", check=False, env={"DISTILL_STATE_LOCK_WAIT": "0.3"})
+        p = cli(s, "run", check=False, env={"DISTILL_STATE_LOCK_WAIT": "0.3"}, process=True)
     assert p.returncode == 75
     assert f"pid {os.getpid()}" in p.stderr and str(s.state.lock) in p.stderr
     assert not s.state.cursor.exists()  # nothing was read or marked

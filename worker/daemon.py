@@ -18,7 +18,10 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .watch import Watcher
 
 log = logging.getLogger("distill-worker")
 
@@ -42,7 +45,7 @@ class Daemon:
         self.notifier = notifier or Notifier()
         self.wake = threading.Event()
         self.stop = threading.Event()
-        self.watcher = None
+        self.watcher: Watcher | None = None
         self.crashed: BaseException | None = None
         self._added_seen = 0
         self._last_full_pass = time.monotonic()  # the first one after an interval of serving

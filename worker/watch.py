@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
@@ -50,7 +51,7 @@ class _Activity(FileSystemEventHandler):
 
 
 class Watcher:
-    def __init__(self, inbox: Path, wake: threading.Event, *, sources: list[Path] = (), poll: bool = False):
+    def __init__(self, inbox: Path, wake: threading.Event, *, sources: Sequence[Path] = (), poll: bool = False):
         self.inbox = Path(inbox)
         self.wake = wake
         self.sources = [Path(s) for s in sources]
