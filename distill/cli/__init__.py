@@ -43,8 +43,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     idx = command_index(argv) if argv is not None else None
-    chosen = COMMANDS.get(argv[idx]) if argv is not None and idx is not None else None
-    target = _Only(sub, argv[idx]) if chosen else sub
+    word = argv[idx] if argv is not None and idx is not None else None
+    chosen = COMMANDS.get(word) if word is not None else None
+    target = _Only(sub, word) if chosen and word is not None else sub
     for name in dict.fromkeys([chosen] if chosen else COMMANDS.values()):
         importlib.import_module(f"{__name__}.{name}").register(target)
     return parser
