@@ -78,14 +78,6 @@ class BackfillReport(msgspec.Struct, kw_only=True):
     summary: RunSummary | None = None
 
 
-def plan_path(settings: Settings) -> Path:
-    return settings.state.backfill_plan
-
-
-def cursor_path(settings: Settings) -> Path:
-    return settings.state.backfill_cursor
-
-
 def parse_when(value: str | None, *, end_of_day: bool = False) -> float | None:
     """``YYYY-MM-DD`` (local day) or an ISO date-time → Unix seconds."""
     if not value:
@@ -104,7 +96,7 @@ def record_limits(settings: Settings) -> dict[str, int]:
     from .tails.ledger import state_lock
     from .tails.cursor import Cursor
 
-    path = plan_path(settings)
+    path = settings.state.backfill_plan
     limits: dict[str, int] = {}
     if path.exists():
         import orjson
@@ -114,7 +106,7 @@ def record_limits(settings: Settings) -> dict[str, int]:
             limits = {str(k): int(v) for k, v in data["limits"].items()}
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ConfigError(f"backfill plan {path} is damaged ({exc}); move it and "
-                              f"{cursor_path(settings).name} away to start backfill over") from None
+                              f"{settings.state.backfill_cursor.name} away to start backfill over") from None
     with state_lock(settings):  # a consistent view of the main cursor
         main = Cursor.load(settings.state.cursor)
     added = {k: int(e["offset"]) for k, e in main.files.items() if k not in limits}
@@ -125,7 +117,7 @@ def record_limits(settings: Settings) -> dict[str, int]:
 
 
 def _save_plan(settings: Settings, limits: dict[str, int]) -> None:
-    write_json(plan_path(settings), {"version": PLAN_VERSION, "updatedAtMs": int(time.time() * 1000),
+    write_json(settings.state.backfill_plan, {"version": PLAN_VERSION, "updatedAtMs": int(time.time() * 1000),
                                      "limits": limits})
 
 
@@ -136,7 +128,7 @@ def select(settings: Settings, limits: dict[str, int], *, agent: str | None, sin
 
     from .sources import is_archived_session
 
-    own = Cursor.load(cursor_path(settings))
+    own = Cursor.load(settings.state.backfill_cursor)
     out = []
     grown = False
     for sf in discover(settings, Counter()):
@@ -169,7 +161,7 @@ def estimate(settings: Settings, todo: list[FileTodo], limits: dict[str, int]) -
     offline = settings.llm == "rules"
     turns = nbytes = nchunks = tokens = 0
     files: set[str] = set()
-    for walk in dry_walks(settings, Cursor.load(cursor_path(settings)), file_filter=_only_todo(todo),
+    for walk in dry_walks(settings, Cursor.load(settings.state.backfill_cursor), file_filter=_only_todo(todo),
                           read_limit=_limit(limits)):  # one batch at a time: memory stays one batch's
         turns, nbytes, files = turns + walk.turns, nbytes + walk.bytes, files | walk.files_read
         agents = msgspec.convert([{"agentId": a, "messages": ms} for a, ms in sorted(walk.messages.items())],
@@ -226,7 +218,7 @@ def run_backfill(settings: Settings, *, agent: str | None = None, since: str | N
         summary = (runner or run_distill)(
             settings,
             file_filter=_only_todo(todo),
-            cursor_path=cursor_path(settings),
+            cursor_path=settings.state.backfill_cursor,
             read_limit=_limit(limits),
             progress=watch.tick,
         )
@@ -240,14 +232,14 @@ def run_backfill(settings: Settings, *, agent: str | None = None, since: str | N
 def _has_pending(settings: Settings) -> bool:
     from .tails.ledger import pending_batches
 
-    return bool(pending_batches(settings, cursor_path=cursor_path(settings)))
+    return bool(pending_batches(settings, cursor_path=settings.state.backfill_cursor))
 
 
 class _CursorWatch:
     """Turns the pipeline's progress ticks into files / bytes done, read from backfill's cursor."""
 
     def __init__(self, settings: Settings, todo: list[FileTodo], sink: Progress | None):
-        self.path = cursor_path(settings)
+        self.path = settings.state.backfill_cursor
         self.todo = todo
         self.sink = sink
         self.total = sum(t.bytes for t in todo)

@@ -234,7 +234,7 @@ def _apply_commit(cursor: Cursor, batch: Batch) -> tuple[int, int, list[str]]:
 
 def load_progress(batch_file: Path) -> BatchProgress | None:
     """A batch's chunk progress (``batches/<id>.chunks``), or None if it has none yet."""
-    path = progress_path(batch_file)
+    path = chunks_file(batch_file)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -244,11 +244,7 @@ def load_progress(batch_file: Path) -> BatchProgress | None:
 
 
 def save_progress(progress: BatchProgress, batch_file: Path) -> None:
-    write_bytes(progress_path(batch_file), msgspec.json.encode(progress))
-
-
-def progress_path(batch_file: Path) -> Path:
-    return chunks_file(batch_file)
+    write_bytes(chunks_file(batch_file), msgspec.json.encode(progress))
 
 
 def commit_partial(settings: Settings, batch_file: Path, holds: dict[str, int],
@@ -342,7 +338,7 @@ def commit_batch(settings: Settings, batch_file: Path, batch: Batch | None = Non
                     f"(see `distill status`): run `distill retry` to try them again, or `distill retry --drop` "
                     "to give them up, which commits the batch")
             move(settings.state.batch(batch.batch_id), settings.state.done / f"{batch.batch_id}.json")
-        progress_path(settings.state.batch(batch.batch_id)).unlink(missing_ok=True)
+        chunks_file(settings.state.batch(batch.batch_id)).unlink(missing_ok=True)
         files, nbytes, keys = _apply_commit(cursor, batch)
         if keys:
             cursor.save()
@@ -377,7 +373,7 @@ def abort_batch(settings: Settings, batch_file: Path) -> RunSummary:
             if files:
                 cursor.save()
             move(settings.state.batch(batch.batch_id), settings.state.aborted / f"{batch.batch_id}.json")
-            progress_path(settings.state.batch(batch.batch_id)).unlink(missing_ok=True)
+            chunks_file(settings.state.batch(batch.batch_id)).unlink(missing_ok=True)
     return RunSummary(action="aborted", files=files, bytes=nbytes, seconds=time.monotonic() - t0)
 
 
@@ -401,7 +397,7 @@ def _prune(settings: Settings) -> None:
     except FileNotFoundError:
         leftovers = []
     for e in leftovers:
-        if not os.path.exists(e.path[: -len(".chunks")] + ".json"):
+        if not Path(e.path).with_suffix(".json").exists():
             try:
                 os.unlink(e.path)
             except OSError:

@@ -55,10 +55,13 @@ def tail_status(settings: Settings, cursor_path: Path | None = None) -> StatusRe
 
 
 def _set_aside(settings: Settings, cursor: Cursor) -> list[SetAsideChunk]:
-    out = []
-    for bid in sorted(cursor.pending_batch_ids()):
-        from .ledger import load_progress  # only when something is pending
+    out: list[SetAsideChunk] = []
+    pending = sorted(cursor.pending_batch_ids())
+    if not pending:
+        return out
+    from .ledger import load_progress  # only when something is pending
 
+    for bid in pending:
         path = settings.state.batch(bid).absolute()
         try:
             state = load_progress(path)
