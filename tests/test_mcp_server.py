@@ -137,24 +137,40 @@ def free_port() -> int:
 
 @contextmanager
 def http_server(tmp_path: Path, *args: str):
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "distill", "mcp", "--http", "--port", str(port), *args],
-                            env={**os.environ, **env_for(tmp_path)}, cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(url, timeout=1)
-                break
-            except httpx.TransportError:
-                assert proc.poll() is None, proc.stderr.read().decode()
-                time.sleep(0.1)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
+    """A real ``distill mcp --http`` on a free port. The port is free when picked, but another
+    test worker may take it before the server binds it: then the server exits saying so, and
+    the next free port is tried."""
+    for _attempt in range(5):
+        port = free_port()
+        proc = subprocess.Popen([sys.executable, "-m", "distill", "mcp", "--http", "--port", str(port), *args],
+                                env={**os.environ, **env_for(tmp_path)}, cwd=tmp_path,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        url = f"http://127.0.0.1:{port}/mcp"
+        try:
+            if _wait_until_serving(proc, url):
+                yield url
+                return
+        finally:
+            proc.terminate()
+            proc.wait(timeout=15)
+    pytest.fail("no free port for the MCP HTTP server after 5 tries")
+
+
+def _wait_until_serving(proc: subprocess.Popen, url: str) -> bool:
+    """True once ``url`` answers; False if the server lost its port to another process."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url, timeout=1)
+            return True
+        except httpx.TransportError:
+            if proc.poll() is not None:
+                err = proc.stderr.read().decode()
+                if "address already in use" in err.lower():
+                    return False
+                pytest.fail(f"the MCP server exited: {err}")
+            time.sleep(0.1)
+    pytest.fail(f"the MCP server did not answer at {url} within 60 s")
 
 
 def test_http_server_speaks_the_same_tools(tmp_path):
