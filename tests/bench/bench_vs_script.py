@@ -20,7 +20,13 @@ programs interleaved, repeated ``--repeat`` times, reported as a ratio measured 
    the end of every file. Target ≥ 3×.
 3. start-up: ``distill status`` and ``distill run`` on an empty state directory (≤ 3×) and
    ``distill enqueue`` of one valid session file (≤ 2.5×), each as a multiple of a bare
-   ``python -c pass``.
+   ``python -c pass`` of the same interpreter, measured for both installs (see ``Python``):
+   the regular one (``pip install .``, what a user has) is the figure that counts; the
+   README's editable one runs an import hook in every interpreter, the bare one too, which
+   halves the ratios.
+
+Both programs run under a regular install of the tree being measured (``--install``), through
+the ``distill`` console script as pip writes it.
 4. peak RSS (``/usr/bin/time -f %M``) of ``distill run`` on one large file
    (``bench_tail.make_huge``; 2 GB, ``--quick`` 0.25 GB). Target ≤ 150 MB.
 
@@ -128,11 +134,60 @@ def files_of(root: Path) -> list[Path]:
     return sorted((root / "agents").glob("*/sessions/*.jsonl"))
 
 
+class Python:
+    """The interpreter both programs run under, and how it finds distill.
+
+    ``editable``: this interpreter, distill found through the source tree (the README's
+    ``pip install -e .``, whose import hook also runs inside every ``python -c pass`` in that
+    venv: about 20 ms of a 55 ms bare start here, which flatters a start-up ratio).
+    ``regular``: a venv made under the workdir holding a copy of ``distill/`` compiled to
+    bytecode, as ``pip install .`` leaves it, and this venv's site-packages for the
+    dependencies (a path in a ``.pth``, so their ``.pth`` import hooks do not run)."""
+
+    def __init__(self, kind: str, exe: str, cwd: Path, pythonpath: str | None):
+        self.kind, self.exe, self.cwd, self.pythonpath = kind, exe, cwd, pythonpath
+        self.distill = str(Path(exe).parent / "distill")  # the console script pip writes
+
+    def env(self) -> dict:
+        e = {k: v for k, v in os.environ.items() if not k.startswith(("DISTILL_", "OPENCLAW_", "PYTHONPATH"))}
+        if self.pythonpath:
+            e["PYTHONPATH"] = self.pythonpath
+        e["DISTILL_MAX_MESSAGES_PER_AGENT"] = UNBOUNDED
+        return e
+
+
+EDITABLE = Python("editable", sys.executable, ROOT, str(ROOT))
+PY = EDITABLE
+
+
+def regular_install(work: Path) -> Python:
+    """Refreshed on every call: the copy is of the tree being measured."""
+    import site
+    import sysconfig
+
+    venv = work / "regular-venv"
+    exe = venv / "bin" / "python"
+    if not exe.exists():
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    purelib = Path(subprocess.run([str(exe), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                                  capture_output=True, text=True, check=True).stdout.strip())
+    deps = sysconfig.get_path("purelib")
+    (purelib / "distill-bench-deps.pth").write_text(deps + "\n" + "\n".join(site.getsitepackages()) + "\n")
+    shutil.rmtree(purelib / "distill", ignore_errors=True)
+    shutil.copytree(ROOT / "distill", purelib / "distill", ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run([str(exe), "-m", "compileall", "-q", str(purelib / "distill")], check=True)
+    script = venv / "bin" / "distill"  # pip's console-script template (pip 24)
+    script.write_text(f"#!{exe}\nimport sys\nfrom distill.cli import main\nif __name__ == '__main__':\n"
+                      "    sys.argv[0] = sys.argv[0].removesuffix('.exe')\n    sys.exit(main())\n")
+    script.chmod(0o755)
+    found = subprocess.run([str(exe), "-c", "import distill; print(distill.__file__)"], cwd=work,
+                           capture_output=True, text=True, check=True).stdout.strip()
+    assert found.startswith(str(purelib)), f"the regular install imports distill from {found}"
+    return Python("regular", str(exe), work, None)
+
+
 def env() -> dict:
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("DISTILL_", "OPENCLAW_"))}
-    e["PYTHONPATH"] = str(ROOT)
-    e["DISTILL_MAX_MESSAGES_PER_AGENT"] = UNBOUNDED
-    return e
+    return PY.env()
 
 
 def timed(cmd: list[str]) -> tuple[float, str]:
@@ -142,7 +197,7 @@ def timed(cmd: list[str]) -> tuple[float, str]:
 def timed_cpu(cmd: list[str]) -> tuple[float, float, str]:
     """Wall time, CPU time (user + system; steadier than wall on a busy machine) and stdout."""
     r0, t = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env(), cwd=ROOT)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env(), cwd=PY.cwd)
     dt, r1 = time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-2000:]}")
@@ -150,11 +205,11 @@ def timed_cpu(cmd: list[str]) -> tuple[float, float, str]:
 
 
 def distill_cmd(state: Path, agents: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "distill", "--state-dir", str(state), "--agents-dir", str(agents), *args]
+    return [PY.distill, "--state-dir", str(state), "--agents-dir", str(agents), *args]
 
 
 def script_cmd(script: Path, state: Path, agents: Path, *args: str) -> list[str]:
-    return [sys.executable, str(script), "--state-dir", str(state), "--agents-dir", str(agents), *args]
+    return [PY.exe, str(script), "--state-dir", str(state), "--agents-dir", str(agents), *args]
 
 
 def seed_script_cursor(state: Path, agents: Path, at_end: bool) -> None:
@@ -234,7 +289,7 @@ def startup(work: Path, repeat: int) -> list[tuple]:
     session.write_bytes(b'{"type":"session","version":3,"id":"s1"}\n')
     state = work / "startup" / "state"
     cmds = {
-        "python -c pass": [sys.executable, "-c", "pass"],
+        "python -c pass": [PY.exe, "-c", "pass"],
         "distill status": distill_cmd(state, agents, "status"),
         "distill run (empty state)": distill_cmd(state, agents, "run"),
         "distill enqueue": distill_cmd(state, agents, "enqueue", "--agent", "main", "--session-file", str(session)),
@@ -249,7 +304,7 @@ def startup(work: Path, repeat: int) -> list[tuple]:
             cpus[name].append(cpu)
     base, base_cpu = statistics.median(times["python -c pass"]), statistics.median(cpus["python -c pass"])
     targets = {"distill status": 3, "distill run (empty state)": 3, "distill enqueue": 2.5}
-    rows = [("start-up, wall (CPU)", "", f"median of {repeat}; python -c pass = {base * 1000:.0f} ms "
+    rows = [(f"start-up, {PY.kind} install, wall (CPU)", "", f"median of {repeat}; python -c pass = {base * 1000:.0f} ms "
                                           f"({base_cpu * 1000:.0f} ms CPU)")]
     for name, target in targets.items():
         m, c = statistics.median(times[name]), statistics.median(cpus[name])
@@ -265,7 +320,7 @@ def peak_rss(work: Path, gb: float) -> list[tuple]:
     shutil.rmtree(state, ignore_errors=True)
     t = time.perf_counter()
     p = subprocess.run(["/usr/bin/time", "-f", "%M", *distill_cmd(state, huge.parents[2], "run", "--json")],
-                       capture_output=True, text=True, env=env(), cwd=ROOT, check=True)
+                       capture_output=True, text=True, env=env(), cwd=PY.cwd, check=True)
     dt = time.perf_counter() - t
     rss_mb = int(p.stderr.strip().splitlines()[-1]) / 1024
     return [(f"peak RSS of distill run on one {huge.stat().st_size / (1 << 30):.2f} GiB file (target <= 150 MB)",
@@ -281,6 +336,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--only", choices=["text", "today", "noop", "startup", "rss"], action="append",
                     help="run just these parts (repeatable)")
+    ap.add_argument("--install", choices=["regular", "editable"], default="regular",
+                    help="how distill is installed for the timed runs (see Python); start-up is measured both ways")
     a = ap.parse_args()
     parts = set(a.only or ["text", "today", "noop", "startup", "rss"])
     if parts & {"text", "today", "noop"} and (a.script is None or not Path(a.script).is_file()):
@@ -288,6 +345,10 @@ def main() -> None:
     wd = a.workdir / ("quick" if a.quick else "full")
     wd.mkdir(parents=True, exist_ok=True)
     print(f"corpora under {wd} (reused when present); load average {os.getloadavg()[0]:.1f}", flush=True)
+    global PY
+    regular = regular_install(wd)
+    PY = regular if a.install == "regular" else EDITABLE
+    print(f"distill and the script run under the {PY.kind} install ({PY.exe})", flush=True)
     rows: list[tuple] = []
 
     def show(new: list[tuple]) -> None:
@@ -305,7 +366,11 @@ def main() -> None:
         make_many(wd / "many", 2_000 if a.quick else 10_000)
         show(compare_noop(a.script, wd / "many", wd, a.repeat))
     if "startup" in parts:
-        show(startup(wd, max(a.repeat, 10)))
+        chosen = PY
+        for install in (regular, EDITABLE):
+            PY = install
+            show(startup(wd, max(a.repeat, 10)))
+        PY = chosen
     if "rss" in parts:
         show(peak_rss(wd, 0.25 if a.quick else 2.0))
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
