@@ -50,6 +50,30 @@ def test_a_command_loads_only_its_own_module_and_nothing_heavy(tmp_path, command
         assert "distill.sources.openclaw" in mods  # the transcript was really read
 
 
+LIBRARIES = {"msgspec", "orjson", "typing", "hashlib"}
+
+
+@pytest.mark.parametrize("command, before, transcript", [
+    ("status", None, True), ("run", None, False), ("status", "init", True), ("run", "init", True)])
+def test_status_and_a_run_with_nothing_to_read_load_no_json_library(tmp_path, command, before, transcript):
+    """``status`` and a ``run`` that finds nothing new (empty state, or every file read to its end
+    by ``init``) read the settings, the cursor and ``last-run.json`` with the standard library
+    only: msgspec or orjson would cost more to import than the command takes."""
+    from tests.tail_helpers import fact, header, msg
+
+    if transcript:
+        f = tmp_path / "a" / "main" / "sessions" / "s1.jsonl"
+        f.parent.mkdir(parents=True)
+        f.write_bytes(header() + msg(fact(1)))
+    if before:
+        imported(tmp_path, before)
+        assert (tmp_path / "s" / "cursor.json").is_file()
+    mods = imported(tmp_path, command)
+    assert not {m.split(".")[0] for m in mods} & LIBRARIES
+    if before and command == "run":
+        assert "distill.sources.openclaw" not in mods  # the unchanged file was not opened
+
+
 def test_every_registered_command_is_in_the_table():
     """A command a module registers but the table lacks would be unreachable."""
     import argparse

@@ -123,15 +123,13 @@ def emit(result: Any, as_json: bool) -> None:
     if result is None:
         return
     if as_json:
-        import orjson
+        from ..record import Record, encode_json
 
-        if hasattr(result, "__struct_fields__"):  # distill.model's Structs, under their JSON keys
-            import msgspec
-
-            data = msgspec.to_builtins(result)
+        if isinstance(result, Record) or hasattr(result, "__struct_fields__"):  # under their JSON keys
+            data = result
         else:
             data = result.model_dump(mode="json", by_alias=True) if hasattr(result, "model_dump") else result
-        sys.stdout.write(orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS).decode() + "\n")
+        sys.stdout.write(encode_json(data).decode() + "\n")
     else:
         from .render import render
 
@@ -157,9 +155,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(getattr(result, "exit_code", 0) or 0)
     except DistillError as exc:
         if args.json:
-            import orjson
+            from ..record import encode_json
 
-            sys.stdout.write(orjson.dumps({"error": str(exc), "kind": type(exc).__name__}).decode() + "\n")
+            sys.stdout.write(encode_json({"error": str(exc), "kind": type(exc).__name__}).decode() + "\n")
         print(f"distill: error: {exc}", file=sys.stderr)
         from .exitcodes import exit_code_of
 

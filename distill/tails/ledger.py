@@ -32,16 +32,19 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import msgspec
-
 from ..atomic import move, write_bytes
 from ..config import Settings
 from ..errors import DistillError
 from ..lock import FileLock
-from ..model import Batch, BatchProgress, BatchResult, FileRange, LastRun, RunSummary, decode, to_builtins
+from ..model import BatchResult, LastRun, RunSummary, decode, to_builtins
+from ..record import encode_json
 from .cursor import Cursor, SeenTurns, now_ms, turn_digest
 from .reader import TailWalk
 from .state import chunks_file
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..structs import Batch, BatchProgress
 
 
 # --- the state lock ---------------------------------------------------------------------
@@ -82,6 +85,8 @@ def load_batch(path: Path) -> Batch:
         data = Path(path).read_bytes()
     except FileNotFoundError:
         raise DistillError(f"batch file {path} does not exist") from None
+    from ..structs import Batch  # msgspec: only where a batch is
+
     return decode(data, Batch, f"batch file {path} is not a distill batch: {{error}}")
 
 
@@ -130,6 +135,10 @@ def _finish(settings: Settings, cursor: Cursor, walk: TailWalk, cpath: Path, t0:
     turns = walk.turns
     batch_file = None
     if turns:
+        import msgspec
+
+        from ..structs import Batch, FileRange
+
         batch = Batch(
             batch_id=walk.batch_id,
             created_at_ms=now_ms(),
@@ -239,11 +248,15 @@ def load_progress(batch_file: Path) -> BatchProgress | None:
         data = path.read_bytes()
     except FileNotFoundError:
         return None
+    from ..structs import BatchProgress
+
     return decode(data, BatchProgress, f"chunk progress {path} is damaged ({{error}}); delete it "
                   "to map the whole batch again (the store's dedup keeps memories single)")
 
 
 def save_progress(progress: BatchProgress, batch_file: Path) -> None:
+    import msgspec
+
     write_bytes(chunks_file(batch_file), msgspec.json.encode(progress))
 
 
@@ -385,7 +398,7 @@ def record_last_run(settings: Settings, summary: RunSummary, batch_file: str | N
 
     Informational only, so not fsynced: a no-op run stays cheap."""
     last = LastRun(at_ms=now_ms(), action=summary.action, batch_file=batch_file, summary=summary)
-    write_bytes(settings.state.last_run, msgspec.json.encode(last), durable=False)
+    write_bytes(settings.state.last_run, encode_json(last), durable=False)
 
 
 def _prune(settings: Settings) -> None:

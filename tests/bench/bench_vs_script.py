@@ -129,7 +129,10 @@ def files_of(root: Path) -> list[Path]:
 
 
 def env() -> dict:
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("DISTILL_", "OPENCLAW_"))}
+    # PYTHONDONTWRITEBYTECODE dropped: an installed distill has its bytecode compiled, so timing
+    # it without would time the compiler (50-60 ms of every start-up here)
+    e = {k: v for k, v in os.environ.items()
+         if not k.startswith(("DISTILL_", "OPENCLAW_")) and k != "PYTHONDONTWRITEBYTECODE"}
     e["PYTHONPATH"] = str(ROOT)
     e["DISTILL_MAX_MESSAGES_PER_AGENT"] = UNBOUNDED
     return e
