@@ -4,10 +4,11 @@ turn hold.
 Attributes are snake_case; the JSON keys stay those of the files already on disk (camelCase,
 as in the script this replaces), so every batch file and every ``--json`` line is unchanged.
 What ``run`` and ``status`` print and ``last-run.json`` are plain records
-(:class:`~distill.record.Record`): those commands start without importing msgspec, whose
-import alone cost more than a no-op ``run``. The batch file, its chunk progress and
-``Turn`` are msgspec Structs (:mod:`distill.structs`, loaded on first use of their names
-here): they are decoded and validated in bulk where a batch is.
+(:class:`~distill.record.Record`), and ``Turn`` a slotted class: those commands, and a run
+that keeps no turn, start without importing msgspec, whose import alone cost more than a
+no-op ``run``. The batch file and its chunk progress are msgspec Structs
+(:mod:`distill.structs`, loaded on first use of their names here): they are decoded and
+validated in bulk where a batch is.
 
 Files are decoded with :func:`decode` (bad input → :class:`~distill.errors.SchemaMismatch`
 naming the file and the field) and written from :func:`to_builtins`.
@@ -31,12 +32,11 @@ if TYPE_CHECKING:
     from .structs import ChunkState as ChunkState
     from .structs import ChunkStatus as ChunkStatus
     from .structs import FileRange as FileRange
-    from .structs import Role as Role
-    from .structs import Turn as Turn
-    from .structs import TurnLimits as TurnLimits
+
+    Role = Literal["user", "assistant", "tool"]
 
 _STRUCTS = frozenset({"Batch", "BatchAgent", "BatchMessage", "BatchProgress", "ChunkState", "ChunkStatus",
-                      "FileRange", "Role", "Turn", "TurnLimits"})
+                      "FileRange"})
 
 
 def __getattr__(name: str):
@@ -44,6 +44,10 @@ def __getattr__(name: str):
         from . import structs
 
         return getattr(structs, name)
+    if name == "Role":
+        from typing import Literal
+
+        return Literal["user", "assistant", "tool"]
     raise AttributeError(name)
 
 
@@ -138,6 +142,55 @@ class StatusResult(Record, camel=True):
     pending_batches: list[str]
     set_aside: list[SetAsideChunk] = []
     last_run: LastRun | None = None
+
+
+# --- what every transcript format produces ------------------------------------------------
+
+class _Slots:
+    """``==`` and ``repr`` over ``__slots__``, for the two classes built on the per-line path."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self.__slots__)})"
+
+
+class Turn(_Slots):
+    """One thing said in a transcript, cleaned. Built per kept line, so a slotted class with a
+    written-out ``__init__``: a read that keeps no turn never loads msgspec, and this costs a
+    microsecond a turn."""
+
+    __slots__ = ("agent_id", "session_id", "file", "start", "end", "entry_id", "ts", "role", "text", "author")
+
+    def __init__(self, *, agent_id: str, session_id: str, file: str, start: int, end: int,
+                 entry_id: str | None, ts: int, role: Role, text: str, author: str):
+        self.agent_id = agent_id
+        self.session_id = session_id
+        self.file = file
+        self.start = start  # byte range [start, end) of the line(s) in the file
+        self.end = end
+        self.entry_id = entry_id  # the format's own entry/message id, if it has one
+        self.ts = ts  # Unix milliseconds; 0 = unknown (the caller falls back to the file's mtime)
+        self.role = role
+        self.text = text  # cleaned: injected blocks stripped, clipped, redacted
+        self.author = author  # distill.envelopes.Author, set by the format module: who actually wrote it
+
+
+class TurnLimits(_Slots):
+    __slots__ = ("max_turn_chars", "max_tool_trace_chars")
+
+    def __init__(self, *, max_turn_chars: int = 6000, max_tool_trace_chars: int = 300):
+        self.max_turn_chars = max_turn_chars
+        self.max_tool_trace_chars = max_tool_trace_chars
+
+    @classmethod
+    def from_settings(cls, settings) -> TurnLimits:
+        return cls(max_turn_chars=settings.max_turn_chars, max_tool_trace_chars=settings.max_tool_trace_chars)
 
 
 # --- reading and writing them -------------------------------------------------------------

@@ -1,7 +1,6 @@
-"""The data contracts that are msgspec Structs: a batch file, its chunk progress and a
-transcript turn. They load where a batch is cut or read (msgspec decodes and validates a
-batch file in one pass and builds a ``Turn`` per kept line for a fraction of a model's
-cost), never at a command's start; import them from :mod:`distill.model`.
+"""The data contracts that are msgspec Structs: a batch file and its chunk progress. They load
+where a batch is cut or read (msgspec decodes and validates a batch file in one pass), never
+at a command's start, nor by a run that finds no turn; import them from :mod:`distill.model`.
 """
 
 from __future__ import annotations
@@ -10,7 +9,6 @@ from typing import Literal
 
 import msgspec
 
-Role = Literal["user", "assistant", "tool"]
 ChunkStatus = Literal["mapped", "stored", "failed", "dropped"]
 
 
@@ -101,29 +99,3 @@ class BatchProgress(_Camel, kw_only=True):
             for key, start in c.hold.items():
                 out[key] = min(start, out.get(key, start))
         return out
-
-
-# --- what every transcript format produces ------------------------------------------------
-
-class Turn(msgspec.Struct, kw_only=True):
-    """One thing said in a transcript, cleaned (built per kept line: a Struct, not a model)."""
-
-    agent_id: str
-    session_id: str
-    file: str
-    start: int  # byte range [start, end) of the line(s) in the file
-    end: int
-    entry_id: str | None  # the format's own entry/message id, if it has one
-    ts: int  # Unix milliseconds; 0 = unknown (the caller falls back to the file's mtime)
-    role: Role
-    text: str  # cleaned: injected blocks stripped, clipped, redacted
-    author: str  # distill.envelopes.Author, set by the format module: who actually wrote it
-
-
-class TurnLimits(msgspec.Struct, kw_only=True):
-    max_turn_chars: int = 6000
-    max_tool_trace_chars: int = 300
-
-    @classmethod
-    def from_settings(cls, settings) -> TurnLimits:
-        return cls(max_turn_chars=settings.max_turn_chars, max_tool_trace_chars=settings.max_tool_trace_chars)

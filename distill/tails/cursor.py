@@ -19,9 +19,9 @@ A file is known by ``"<dev>:<inode>"``, so a rename keeps its entry. An entry re
 Entries are plain dicts (a 10,000-file cursor must load in a few milliseconds, which a
 validating model cannot do); :meth:`Cursor.load` checks the shape and names the file when
 it is wrong. It is read with the standard library's ``json`` (a no-op ``run`` and ``status``
-read it and nothing else: msgspec would decode 10,000 entries 25 ms faster but cost 50 ms
-to import) and written with msgspec (14 times faster than ``json`` on 10,000 entries, and a
-run that changed the cursor has usually cut a batch, which loads msgspec anyway). Writes go
+read it and nothing else: msgspec or orjson would decode 10,000 entries 20 ms faster but cost
+40-50 ms to import) and written with orjson (a run that changes the cursor has read a
+transcript, which loads orjson; ``json`` takes 94 ms to write 10,000 entries). Writes go
 through :mod:`distill.atomic`.
 """
 
@@ -133,10 +133,10 @@ class Cursor:
             "updatedAtMs": now_ms(),
             "files": self.files,
         }
-        import msgspec
+        import orjson
 
         try:
-            write_bytes(self.path, msgspec.json.encode(data) + b"\n")
+            write_bytes(self.path, orjson.dumps(data) + b"\n")
         except OSError as exc:
             raise DistillError(f"cannot write cursor {self.path}: {exc}; the previous cursor is intact, "
                                "fix the problem (disk space, permissions) and run the command again") from exc

@@ -57,11 +57,11 @@ def discover(settings: Settings, counters: Counter | None = None,
     errors = errors if errors is not None else []
     seen: set[tuple[int, int]] = set()
     for sf in _all(settings, counters, errors):
-        ident = (sf.st.st_dev, sf.st.st_ino)
-        if ident in seen:
-            continue  # the same file reached twice (a symlink, overlapping roots)
-        seen.add(ident)
-        yield sf
+        st = sf[3]
+        ident = (st.st_dev, st.st_ino)
+        if ident not in seen:  # else the same file reached twice (a symlink, overlapping roots)
+            seen.add(ident)
+            yield sf
 
 
 def _all(settings: Settings, counters: Counter, errors: list[str]) -> Iterator[SessionFile]:
@@ -95,22 +95,36 @@ def openclaw_files(settings: Settings, counters: Counter, errors: list[str] | No
             continue
         folder = os.path.join(agent_dir.path, "sessions")
         try:
-            names = sorted(os.listdir(folder))
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
         except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as exc:
             _unreadable(folder, exc, counters, errors)
             continue
-        for name in names:
-            if ".jsonl." in name and _is_archive(name):
-                if not (settings.read_archives and _is_archived_session(name)):
-                    continue
-            elif not name.endswith(".jsonl"):
+        try:
+            yield from _sessions(settings, agent, folder, fd)
+        except OSError as exc:
+            _unreadable(folder, exc, counters, errors)
+        finally:
+            os.close(fd)
+
+
+def _sessions(settings: Settings, agent: str, folder: str, fd: int) -> Iterator[SessionFile]:
+    """One agent's sessions folder, open as ``fd``: the per-file loop of every no-op run, kept
+    tight (names are stat'ed relative to the folder, which spares the kernel the whole path)."""
+    prefix = folder + "/"
+    for name in sorted(os.listdir(fd)):
+        if ".jsonl." in name and _is_archive(name):
+            if not (settings.read_archives and _is_archived_session(name)):
                 continue
-            path = f"{folder}/{name}"
-            st = _regular_stat(path)
-            if st is not None:
-                yield SessionFile(path, agent, OPENCLAW_FORMAT, st)
+        elif not name.endswith(".jsonl"):
+            continue
+        try:
+            st = os.stat(name, dir_fd=fd)
+        except OSError:
+            continue  # vanished between listing and stat, or a dangling link
+        if st.st_mode & 0o170000 == stat.S_IFREG:
+            yield SessionFile(prefix + name, agent, OPENCLAW_FORMAT, st)
 
 
 def source_files(root: Path, pattern: str, agent: str, fmt: str, counters: Counter,

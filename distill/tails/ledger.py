@@ -38,9 +38,9 @@ from ..errors import DistillError
 from ..lock import FileLock
 from ..model import BatchResult, LastRun, RunSummary, decode, to_builtins
 from ..record import encode_json
-from .cursor import Cursor, SeenTurns, now_ms, turn_digest
+from .cursor import Cursor, SeenTurns, blake2b, now_ms, turn_digest
 from .reader import TailWalk
-from .state import chunks_file
+from .state import chunks_file, noop_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -120,15 +120,81 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
     """
     t0 = time.monotonic()
     cpath = Path(cursor_path or settings.state.cursor).absolute()
+    plain = only_files is None and file_filter is None and read_limit is None and cursor_path is None
     with state_lock(settings):
-        cursor = Cursor.load(cpath)
-        walk = TailWalk(settings, cursor, _new_batch_id(), read_limit)
-        walk.released += _reconcile(settings, cursor, walk.counters)
-        walk.dirty |= bool(walk.released) or walk.counters["commit_finished"] > 0
-        walk.walk(only_files, file_filter)
-        result = _finish(settings, cursor, walk, cpath, t0)
+        files = _files_digest(settings) if plain else None
+        if files is not None and _noop_unchanged(settings, cpath, files):
+            result = BatchResult(action="noop", cursor_path=str(cpath),
+                                 summary=RunSummary(action="noop", seconds=time.monotonic() - t0))
+        else:
+            cursor = Cursor.load(cpath)
+            walk = TailWalk(settings, cursor, _new_batch_id(), read_limit)
+            walk.released += _reconcile(settings, cursor, walk.counters)
+            walk.dirty |= bool(walk.released) or walk.counters["commit_finished"] > 0
+            walk.walk(only_files, file_filter)
+            result = _finish(settings, cursor, walk, cpath, t0)
+            if files is not None:
+                _remember_noop(settings, cpath, files, result)
     _prune(settings)
     return result
+
+
+# --- the no-op that reads no cursor -----------------------------------------------------
+# A walk's outcome depends only on each file's stat (it opens no file whose size and mtime
+# match its cursor entry), the cursor, the batch folder and the settings. After a walk that
+# found nothing, with nothing pending and nothing to report, a digest of all four is kept in
+# ``<cursor stem>.noop``; while discovery, the cursor file's stat (every save is a new inode),
+# the batch folder's mtime and the settings give the same digest, the next run is the same
+# no-op without decoding the cursor (a third of a no-op run over 10,000 files). Anything
+# else (a new, grown, renamed, truncated or vanished file; a commit, abort, init or a crash
+# left in batches/) changes the digest and the full walk runs.
+
+_NOOP_VERSION = b"1"
+
+
+def _files_digest(settings: Settings) -> bytes | None:
+    """Digest of what discovery finds (paths, inodes, sizes, mtimes), or None if
+    discovery itself had something to report (then the walk must run to report it)."""
+    from .discover import discover
+
+    counters: Counter = Counter()
+    errors: list[str] = []
+    h = blake2b(_NOOP_VERSION + repr(settings).encode("utf-8", "surrogatepass"), digest_size=16)
+    # a file's owner and format follow from its path and the settings, both in the digest
+    h.update("".join([f"\n{path}\0{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+                      for path, _, _, st in discover(settings, counters, errors)]).encode("utf-8", "surrogateescape"))
+    return None if counters or errors else h.digest()
+
+
+def _state_digest(settings: Settings, cpath: Path, files: bytes) -> bytes:
+    parts = [files]
+    for path in (cpath, settings.state.batches):
+        try:
+            st = os.stat(path)
+            parts.append(f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}".encode())
+        except OSError:
+            parts.append(b"-")
+    return b"\0".join(parts)
+
+
+def _noop_unchanged(settings: Settings, cpath: Path, files: bytes) -> bool:
+    try:
+        return noop_file(cpath).read_bytes() == _state_digest(settings, cpath, files)
+    except OSError:
+        return False
+
+
+def _remember_noop(settings: Settings, cpath: Path, files: bytes, result: BatchResult) -> None:
+    path = noop_file(cpath)
+    clean = (result.action == "noop" and not result.summary.counters and not result.errors
+             and not result.released and not result.batch_files)
+    try:
+        if clean:
+            write_bytes(path, _state_digest(settings, cpath, files), durable=False)
+        else:
+            path.unlink(missing_ok=True)
+    except OSError:
+        pass  # only a faster no-op is lost
 
 
 def _finish(settings: Settings, cursor: Cursor, walk: TailWalk, cpath: Path, t0: float) -> BatchResult:
