@@ -7,13 +7,16 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from . import command
 from ..errors import DistillError
 from ..model import RunSummary
 from ..record import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 
 
 class StepResult(Record, camel=True):

@@ -47,6 +47,9 @@ class SessionFile(namedtuple("SessionFile", "path agent format st")):
         return f"{st.st_dev}:{st.st_ino}"
 
 
+_new = tuple.__new__  # SessionFile(...) without namedtuple's Python-level __new__, for the per-file loop
+
+
 def discover(settings: Settings, counters: Counter | None = None,
              errors: list[str] | None = None) -> Iterator[SessionFile]:
     """Every readable transcript under the configured roots (duplicates by inode removed).
@@ -124,7 +127,7 @@ def _sessions(settings: Settings, agent: str, folder: str, fd: int) -> Iterator[
         except OSError:
             continue  # vanished between listing and stat, or a dangling link
         if st.st_mode & 0o170000 == stat.S_IFREG:
-            yield SessionFile(prefix + name, agent, OPENCLAW_FORMAT, st)
+            yield _new(SessionFile, (prefix + name, agent, OPENCLAW_FORMAT, st))
 
 
 def source_files(root: Path, pattern: str, agent: str, fmt: str, counters: Counter,

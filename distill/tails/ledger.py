@@ -25,8 +25,8 @@ batch is written (``noop``). Files with a pending range wait; the others go on.
 from __future__ import annotations
 
 import os
-import threading
 import time
+from _thread import get_ident  # what threading.get_ident is, without importing threading at start-up
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -57,7 +57,7 @@ def state_lock(settings: Settings) -> Iterator[None]:
     """Hold ``<state>/.lock``. Re-entrant within a thread, so a caller (the pipeline) may hold
     it around several of the functions here. Waits ``settings.state_lock_wait`` seconds, then
     raises LockBusy naming the holder's pid."""
-    ident = (str(settings.state.lock), threading.get_ident())
+    ident = (str(settings.state.lock), get_ident())
     if _held.get(ident):
         _held[ident] += 1
         try:
