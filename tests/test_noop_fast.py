@@ -103,3 +103,20 @@ def test_any_change_runs_the_full_walk(tmp_path, loads, change):
     res, batch = run(s)
     assert len(loads) == 1, "the cursor was not read: the change went unnoticed"
     assert check(res, batch), (res, texts(batch))
+
+
+def test_a_run_with_work_lists_the_files_once(tmp_path, monkeypatch):
+    """The digest's discovery is handed to the walk: 10,000 files are not stat'ed twice."""
+    s, a, _ = settled(tmp_path)
+    append(a, msg(fact(3), n=1))
+    stats = []
+    real = os.stat
+
+    def counted(path, *args, **kw):
+        if kw.get("dir_fd") is not None:
+            stats.append(path)
+        return real(path, *args, **kw)
+
+    monkeypatch.setattr(os, "stat", counted)
+    res, batch = run(s)
+    assert texts(batch) == [fact(3)] and sorted(stats) == ["a.jsonl", "b.jsonl"]

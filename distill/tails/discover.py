@@ -26,6 +26,8 @@ import os
 import stat
 from collections import Counter, namedtuple
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 TYPE_CHECKING = False  # not typing's: the hook's fast path must not import typing (nor pydantic)
@@ -56,6 +58,10 @@ def discover(settings: Settings, counters: Counter | None = None,
 
     A folder that cannot be listed (no permission, a symlink loop) is counted
     (``folder_unreadable``) and named in ``errors``; every other folder is still read."""
+    replay = _replay.get()
+    if replay is not None and replay[0] is settings:
+        yield from replay[1]
+        return
     counters = counters if counters is not None else Counter()
     errors = errors if errors is not None else []
     seen: set[tuple[int, int]] = set()
@@ -65,6 +71,22 @@ def discover(settings: Settings, counters: Counter | None = None,
         if ident not in seen:  # else the same file reached twice (a symlink, overlapping roots)
             seen.add(ident)
             yield sf
+
+
+_replay: ContextVar[tuple[object, list[SessionFile]] | None] = ContextVar("distill_discovered", default=None)
+
+
+@contextmanager
+def replaying(settings: Settings, found: list[SessionFile] | None) -> Iterator[None]:
+    """Within this block, :func:`discover` for ``settings`` yields ``found`` (what the caller
+    has just discovered, cleanly) instead of listing and stat'ing every file again: the batch
+    ledger discovers once for its no-op digest, then walks. ``found`` None: discover as usual."""
+    token = _replay.set((settings, found)) if found is not None else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _replay.reset(token)
 
 
 def _all(settings: Settings, counters: Counter, errors: list[str]) -> Iterator[SessionFile]:

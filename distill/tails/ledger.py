@@ -39,6 +39,7 @@ from ..lock import FileLock
 from ..model import BatchResult, LastRun, RunSummary, decode, to_builtins
 from ..record import encode_json
 from .cursor import Cursor, SeenTurns, blake2b, now_ms, turn_digest
+from .discover import SessionFile, discover, replaying
 from .reader import TailWalk
 from .state import chunks_file, noop_file
 
@@ -122,7 +123,8 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
     cpath = Path(cursor_path or settings.state.cursor).absolute()
     plain = only_files is None and file_filter is None and read_limit is None and cursor_path is None
     with state_lock(settings):
-        files = _files_digest(settings) if plain else None
+        found = _discovered(settings) if plain else None
+        files = _files_digest(settings, found) if found is not None else None
         if files is not None and _noop_unchanged(settings, cpath, files):
             result = BatchResult(action="noop", cursor_path=str(cpath),
                                  summary=RunSummary(action="noop", seconds=time.monotonic() - t0))
@@ -131,7 +133,8 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
             walk = TailWalk(settings, cursor, _new_batch_id(), read_limit)
             walk.released += _reconcile(settings, cursor, walk.counters)
             walk.dirty |= bool(walk.released) or walk.counters["commit_finished"] > 0
-            walk.walk(only_files, file_filter)
+            with replaying(settings, found):  # the walk lists what was just listed, not again
+                walk.walk(only_files, file_filter)
             result = _finish(settings, cursor, walk, cpath, t0)
             if files is not None:
                 _remember_noop(settings, cpath, files, result)
@@ -152,18 +155,22 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
 _NOOP_VERSION = b"1"
 
 
-def _files_digest(settings: Settings) -> bytes | None:
-    """Digest of what discovery finds (paths, inodes, sizes, mtimes), or None if
-    discovery itself had something to report (then the walk must run to report it)."""
-    from .discover import discover
-
+def _discovered(settings: Settings) -> list[SessionFile] | None:
+    """What discovery finds, or None if it had something to report (a missing root, an
+    unreadable folder): then the walk discovers again and reports it, and no digest is kept."""
     counters: Counter = Counter()
     errors: list[str] = []
+    found = list(discover(settings, counters, errors))
+    return None if counters or errors else found
+
+
+def _files_digest(settings: Settings, found: list[SessionFile]) -> bytes:
+    """Digest of the settings and of each file's path, inode, size and mtime (its owner and
+    format follow from its path and the settings)."""
     h = blake2b(_NOOP_VERSION + repr(settings).encode("utf-8", "surrogatepass"), digest_size=16)
-    # a file's owner and format follow from its path and the settings, both in the digest
     h.update("".join([f"\n{path}\0{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
-                      for path, _, _, st in discover(settings, counters, errors)]).encode("utf-8", "surrogateescape"))
-    return None if counters or errors else h.digest()
+                      for path, _, _, st in found]).encode("utf-8", "surrogateescape"))
+    return h.digest()
 
 
 def _state_digest(settings: Settings, cpath: Path, files: bytes) -> bytes:
