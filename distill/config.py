@@ -192,9 +192,9 @@ class Settings(Record):
 
 def load_settings(**overrides: Any) -> Settings:
     """Build the settings: ``overrides`` are the command-line flags (None = not given)."""
-    values, config_path = core.gather(Settings.__fields__, json_names=_json_fields(), flags=overrides, strict=True)
+    values, config_path = core.gather(Settings._fields, json_names=_json_fields(), flags=overrides, strict=True)
     try:
-        unknown = next((k for k in values if k not in Settings.__fields__), None)
+        unknown = next((k for k in values if k not in Settings._fields), None)
         if unknown is not None:
             raise Invalid(f"unknown setting `{unknown}`")
         settings = convert(values, Settings, lax=True)
@@ -207,4 +207,4 @@ def load_settings(**overrides: Any) -> Settings:
 
 def _json_fields() -> frozenset[str]:
     """Settings whose environment value is JSON (lists and tables)."""
-    return frozenset(n for n in Settings.__fields__ if annotation(Settings, n).startswith(("list[", "dict[")))
+    return frozenset(n for n in Settings._fields if annotation(Settings, n).startswith(("list[", "dict[")))

@@ -6,7 +6,7 @@ Every command builds the settings and ``run`` / ``status`` print a result; impor
 annotations are its fields (defaults are the class values, mutable ones copied per
 instance); :func:`convert` builds one from JSON or configuration values and names the field
 that is wrong, and :func:`to_builtins` writes one back under its JSON keys. Batch files and
-chunk progress stay msgspec Structs (:mod:`distill.model`): they load only when a batch is.
+chunk progress stay msgspec Structs (:mod:`distill.structs`): they load only when a batch is.
 
 Annotations are kept as strings (``from __future__ import annotations`` in the defining
 module) and resolved on first :func:`convert`, against the defining module; ``Literal``
@@ -37,32 +37,35 @@ class Invalid(ValueError):
         return f"{self.message} - at `$.{self.where}`" if self.where else self.message
 
 
-def _camel(name: str) -> str:
+def _camel_case(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(w.capitalize() for w in rest)
 
 
 class Record:
     """Fields from the annotations; keyword-only ``__init__``, ``==`` and ``repr`` over them.
-    ``camel=True`` in the class line: JSON keys are the camelCase of the attributes."""
+    ``camel=True`` in the class line: JSON keys are the camelCase of the attributes (a
+    subclass keeps its parent's choice unless it says otherwise)."""
 
-    __fields__: dict[str, Any] = {}  # field -> default (_MISSING: required)
-    __keys__: dict[str, str] = {}  # field -> JSON key
+    _fields: dict[str, Any] = {}  # field -> default (_MISSING: required)
+    _keys: dict[str, str] = {}  # field -> JSON key
     _types: dict[str, Any] | None = None  # field -> type, resolved on first convert()
+    _camel: bool = False
 
-    def __init_subclass__(cls, camel: bool = False, **kw: Any) -> None:
+    def __init_subclass__(cls, camel: bool | None = None, **kw: Any) -> None:
         super().__init_subclass__(**kw)
         fields: dict[str, Any] = {}
         for klass in reversed(cls.__mro__):
             for name in klass.__dict__.get("__annotations__", {}):
                 if not name.startswith("_"):
                     fields[name] = klass.__dict__.get(name, _MISSING)
-        cls.__fields__ = fields
-        cls.__keys__ = {n: _camel(n) if camel else n for n in fields}
+        cls._camel = cls._camel if camel is None else camel
+        cls._fields = fields
+        cls._keys = {n: _camel_case(n) if cls._camel else n for n in fields}
         cls._types = None
 
     def __init__(self, **values: Any) -> None:
-        for name, default in self.__fields__.items():
+        for name, default in self._fields.items():
             value = values.pop(name, default)
             if value is _MISSING:
                 raise TypeError(f"{type(self).__name__}: missing required argument {name!r}")
@@ -77,19 +80,19 @@ class Record:
         """Checks or normalises after ``__init__`` (raise ValueError: :func:`convert` names the field)."""
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and all(getattr(self, n) == getattr(other, n) for n in self.__fields__)
+        return type(other) is type(self) and all(getattr(self, n) == getattr(other, n) for n in self._fields)
 
     __hash__ = None  # type: ignore[assignment]  # mutable, like the Structs they replace
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self.__fields__)})"
+        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self._fields)})"
 
     def copy_with(self, **changes: Any) -> Any:
         """A copy with ``changes`` (not validated: the caller's values are typed)."""
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
         for name, value in changes.items():
-            if name not in self.__fields__:
+            if name not in self._fields:
                 raise TypeError(f"{type(self).__name__}: unexpected keyword argument {name!r}")
             setattr(new, name, value)
         new.__post_init__()
@@ -98,13 +101,13 @@ class Record:
 
 def as_dict(obj: Record) -> dict[str, Any]:
     """Attributes (snake_case) to values, one level deep."""
-    return {n: getattr(obj, n) for n in obj.__fields__}
+    return {n: getattr(obj, n) for n in obj._fields}
 
 
 def to_builtins(obj: Any) -> Any:
     """``obj`` as plain JSON types, records under their JSON keys (msgspec Structs inside too)."""
     if isinstance(obj, Record):
-        return {key: to_builtins(getattr(obj, name)) for name, key in obj.__keys__.items()}
+        return {key: to_builtins(getattr(obj, name)) for name, key in obj._keys.items()}
     if isinstance(obj, dict):
         return {k: to_builtins(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -150,7 +153,7 @@ def field_types(cls: type[Record], names: Any = None) -> dict[str, Any]:
     if types is None:
         types = {}
         cls._types = types
-    for name in cls.__fields__ if names is None else names:
+    for name in cls._fields if names is None else names:
         if name not in types:
             types[name] = _resolve(cls, name)
     return types
@@ -264,13 +267,13 @@ def _record(value: Any, cls: type[Record], lax: bool) -> Record:
         return value
     if not isinstance(value, dict):
         raise _expected(dict, value)
-    by_key = {k: n for n, k in cls.__keys__.items()}
+    by_key = {k: n for n, k in cls._keys.items()}
     unknown = next((k for k in value if k not in by_key), None)
     if unknown is not None:
         raise Invalid(f"unknown field `{unknown}`")
     types = field_types(cls, [by_key[k] for k in value])
     values = {by_key[k]: _at(convert, "." + k, raw, types[by_key[k]], lax) for k, raw in value.items()}
-    missing = [cls.__keys__[n] for n, d in cls.__fields__.items() if d is _MISSING and n not in values]
+    missing = [cls._keys[n] for n, d in cls._fields.items() if d is _MISSING and n not in values]
     if missing:
         raise Invalid(f"Object missing required field `{missing[0]}`")
     try:
