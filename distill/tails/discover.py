@@ -49,9 +49,6 @@ class SessionFile(namedtuple("SessionFile", "path agent format st")):
         return f"{st.st_dev}:{st.st_ino}"
 
 
-_new = tuple.__new__  # SessionFile(...) without namedtuple's Python-level __new__, for the per-file loop
-
-
 def discover(settings: Settings, counters: Counter | None = None,
              errors: list[str] | None = None) -> Iterator[SessionFile]:
     """Every readable transcript under the configured roots (duplicates by inode removed).
@@ -127,17 +124,22 @@ def openclaw_files(settings: Settings, counters: Counter, errors: list[str] | No
             _unreadable(folder, exc, counters, errors)
             continue
         try:
-            yield from _sessions(settings, agent, folder, fd)
+            found = _sessions(settings, agent, folder, fd)
         except OSError as exc:
             _unreadable(folder, exc, counters, errors)
+            continue
         finally:
             os.close(fd)
+        yield from found
 
 
-def _sessions(settings: Settings, agent: str, folder: str, fd: int) -> Iterator[SessionFile]:
+def _sessions(settings: Settings, agent: str, folder: str, fd: int) -> list[SessionFile]:
     """One agent's sessions folder, open as ``fd``: the per-file loop of every no-op run, kept
-    tight (names are stat'ed relative to the folder, which spares the kernel the whole path)."""
+    tight (a list, not a generator; names stat'ed relative to the folder, which spares the
+    kernel the whole path)."""
     prefix = folder + "/"
+    out: list[SessionFile] = []
+    add, stat_, new = out.append, os.stat, tuple.__new__
     for name in sorted(os.listdir(fd)):
         if ".jsonl." in name and _is_archive(name):
             if not (settings.read_archives and _is_archived_session(name)):
@@ -145,11 +147,12 @@ def _sessions(settings: Settings, agent: str, folder: str, fd: int) -> Iterator[
         elif not name.endswith(".jsonl"):
             continue
         try:
-            st = os.stat(name, dir_fd=fd)
+            st = stat_(name, dir_fd=fd)
         except OSError:
             continue  # vanished between listing and stat, or a dangling link
         if st.st_mode & 0o170000 == stat.S_IFREG:
-            yield _new(SessionFile, (prefix + name, agent, OPENCLAW_FORMAT, st))
+            add(new(SessionFile, (prefix + name, agent, OPENCLAW_FORMAT, st)))
+    return out
 
 
 def source_files(root: Path, pattern: str, agent: str, fmt: str, counters: Counter,
