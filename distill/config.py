@@ -1,31 +1,44 @@
 """The full settings model for every command, the daemon and the tests.
 
 Where each value comes from (flags > ``DISTILL_*`` environment > ``config.toml`` > defaults)
-is decided once, in :mod:`distill.settings.core`; this model validates the result (msgspec,
-not pydantic: every command starts by building it, and pydantic alone would cost more to
-import than ``distill status`` takes to run). Every error names the setting. Defaults
-follow the OpenClaw layout, so an OpenClaw user configures nothing. Relative paths in
-``config.toml`` are resolved against the folder holding that file, so a state directory
-(like ``state.example/``) can carry its own sample transcripts.
+is decided once, in :mod:`distill.settings.core`; this model validates the result. It is a
+plain :class:`~distill.record.Record`, not a msgspec Struct or a pydantic model: every command
+starts by building it, and importing either library costs more than ``distill status`` takes
+to run. Every error names the setting. Defaults follow the OpenClaw layout, so an OpenClaw
+user configures nothing. Relative paths in ``config.toml`` are resolved against the folder
+holding that file, so a state directory (like ``state.example/``) can carry its own sample
+transcripts.
 """
 
-import os
-import re
-from pathlib import Path
-from typing import Any, Literal
+from __future__ import annotations
 
-import msgspec
+import os
+from pathlib import Path
 
 from .errors import ConfigError
+from .record import Invalid, Record, annotation, convert
 from .settings import core
 from .settings.core import AGENT_ID_RE, AGENT_ID_RULE
 from .tails.state import StateDir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    from .settings.thresholds import DedupThresholds
+
 
 DEFAULT_STATE_DIR = Path(core.DEFAULT_STATE_DIR)
 DEFAULT_AGENTS_DIR = Path(core.DEFAULT_AGENTS_DIR)
 DEFAULT_DB = Path(core.DEFAULT_DB)
 
-Format = Literal["auto", "openclaw", "claude-code", "codex"]
+
+def __getattr__(name: str):
+    if name == "DedupThresholds":  # a msgspec Struct: loaded only where dedup is decided or configured
+        from .settings.thresholds import DedupThresholds
+
+        return DedupThresholds
+    raise AttributeError(name)
 
 
 def _path(value) -> Path:
@@ -37,7 +50,7 @@ def _agent_id(setting: str, value: str) -> None:
         raise ValueError(f"agent id {value!r} in {setting} is not valid: use {AGENT_ID_RULE}")
 
 
-class SourceRoot(msgspec.Struct, kw_only=True):
+class SourceRoot(Record):
     """An extra transcript root (Claude Code, Codex CLI, another OpenClaw tree).
 
     OpenClaw's own root (``agents_dir``) is implicit: its agent id is the folder name in
@@ -46,7 +59,7 @@ class SourceRoot(msgspec.Struct, kw_only=True):
 
     path: Path
     agent_id: str
-    format: Format = "auto"
+    format: Literal["auto", "openclaw", "claude-code", "codex"] = "auto"
     glob: str = "**/*.jsonl"
 
     def __post_init__(self) -> None:
@@ -54,24 +67,9 @@ class SourceRoot(msgspec.Struct, kw_only=True):
         _agent_id("agent_id", self.agent_id)
 
 
-class DedupThresholds(msgspec.Struct, kw_only=True):
-    """Near-duplicate decision (``distill.store.dedup.judge``; docs/dedup.md says how each is used).
-
-    ``cosine_cross`` applies when one memory is Chinese and the other English and both name
-    the same entity or number (translations embed further apart than paraphrases); None
-    means ``cosine``, which is also what a translation naming nothing in common must reach.
-    ``lexical_zh`` is the shared-wording floor between two Chinese memories (character bigrams
-    overlap less than English words); None means ``lexical``."""
-
-    cosine: float = 0.90
-    lexical: float = 0.5
-    cosine_cross: float | None = None
-    lexical_zh: float | None = None
-
-
-class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, dict=True):
+class Settings(Record):
     """Every setting; built by :func:`load_settings` (which validates and converts), or directly
-    in tests and by code deriving a variant (``msgspec.structs.replace``)."""
+    in tests and by code deriving a variant (:meth:`replace`)."""
 
     # --- where things live
     state_dir: Path = DEFAULT_STATE_DIR
@@ -157,7 +155,7 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, dict=Tr
 
     def replace(self, **changes: Any) -> "Settings":
         """A copy with ``changes`` (not validated: the caller's values are already typed)."""
-        new = msgspec.structs.replace(self, **changes)
+        new = self.copy_with(**changes)
         new.__dict__["_given"] = self.given | changes.keys()
         return new
 
@@ -178,6 +176,7 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, dict=Tr
         return core.agent_refusal(agent_id, self.distiller_agent_id, self.allowed_agent_ids) is None
 
     def dedup_thresholds(self) -> DedupThresholds:
+        from .settings.thresholds import DedupThresholds
         from .store.dedup import DEFAULT_THRESHOLDS  # calibrated per embedder
 
         key = self.embedder
@@ -191,36 +190,21 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, dict=Tr
         )
 
 
-_TYPES = Settings.__annotations__  # real types: this module does not postpone annotations
-_JSON_FIELDS = frozenset(n for n, t in _TYPES.items() if getattr(t, "__origin__", None) in (list, dict))
-_BOOL_FIELDS = frozenset(n for n, t in _TYPES.items() if t is bool)
-# the words pydantic's settings took for booleans (``DISTILL_WORKER_POLL=yes``); msgspec takes true/false/1/0
-_BOOL_WORDS = {"on": True, "yes": True, "y": True, "t": True, "off": False, "no": False, "n": False, "f": False}
-
-
 def load_settings(**overrides: Any) -> Settings:
     """Build the settings: ``overrides`` are the command-line flags (None = not given)."""
-    values, config_path = core.gather(Settings.__struct_fields__, json_names=_JSON_FIELDS, flags=overrides,
-                                      strict=True)
-    for name in _BOOL_FIELDS & values.keys():
-        if isinstance(values[name], str):
-            values[name] = _BOOL_WORDS.get(values[name].strip().lower(), values[name])
+    values, config_path = core.gather(Settings._fields, json_names=_json_fields(), flags=overrides, strict=True)
     try:
-        settings = msgspec.convert(values, Settings, strict=False, dec_hook=_decode_path)
-    except msgspec.ValidationError as exc:  # name the setting and where it may have come from
-        raise ConfigError(f"invalid configuration ({config_path} / DISTILL_* / flags): {_explain(exc)}") from None
+        unknown = next((k for k in values if k not in Settings._fields), None)
+        if unknown is not None:
+            raise Invalid(f"unknown setting `{unknown}`")
+        settings = convert(values, Settings, lax=True)
+    except Invalid as exc:  # name the setting and where it may have come from
+        where = f"setting {exc.where}: " if exc.where else ""
+        raise ConfigError(f"invalid configuration ({config_path} / DISTILL_* / flags): {where}{exc.message}") from None
     settings.__dict__["_given"] = frozenset(values)
     return settings
 
 
-def _decode_path(type_: type, value: Any) -> Any:
-    if type_ is Path and isinstance(value, (str, os.PathLike)):
-        return _path(value)
-    raise TypeError(f"expected {getattr(type_, '__name__', type_)}, got {type(value).__name__}")
-
-
-def _explain(exc: msgspec.ValidationError) -> str:
-    """``Expected `int`, got `str` - at `$.chunk_tokens``` → ``setting chunk_tokens: Expected `int`, got `str```."""
-    msg = str(exc).replace("Object contains unknown field", "unknown setting")
-    m = re.match(r"(?s)(.*) - at `\$\.(\w+)(.*)`$", msg)
-    return f"setting {m.group(2)}{m.group(3)}: {m.group(1)}" if m else msg
+def _json_fields() -> frozenset[str]:
+    """Settings whose environment value is JSON (lists and tables)."""
+    return frozenset(n for n in Settings._fields if annotation(Settings, n).startswith(("list[", "dict[")))

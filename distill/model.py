@@ -1,36 +1,59 @@
 """The data contracts: what a batch file, ``last-run.json``, ``distill status`` and a transcript
-turn hold, as msgspec Structs.
+turn hold.
 
 Attributes are snake_case; the JSON keys stay those of the files already on disk (camelCase,
 as in the script this replaces), so every batch file and every ``--json`` line is unchanged.
-msgspec rather than pydantic: ``distill run`` and ``status`` load these at every start, and
-importing pydantic alone costs several times a bare interpreter; a Struct also builds a
-``Turn`` on the per-line path for a fraction of a model's cost.
+What ``run`` and ``status`` print and ``last-run.json`` are plain records
+(:class:`~distill.record.Record`), and ``Turn`` a slotted class: those commands, and a run
+that keeps no turn, start without importing msgspec, whose import alone cost more than a
+no-op ``run``. The batch file and its chunk progress are msgspec Structs
+(:mod:`distill.structs`, loaded on first use of their names here): they are decoded and
+validated in bulk where a batch is.
 
 Files are decoded with :func:`decode` (bad input → :class:`~distill.errors.SchemaMismatch`
-naming the file and the field) and written with ``msgspec.json.encode`` (or
-:func:`to_builtins` then orjson, for the indented batch file).
+naming the file and the field) and written from :func:`to_builtins`.
 """
 
 from __future__ import annotations
 
-from typing import Literal
-
-import msgspec
-
 from .errors import SchemaMismatch
+from .record import Invalid, Record, decode_json
+from .record import as_dict as _record_as_dict
+from .record import to_builtins as to_builtins
 
-Role = Literal["user", "assistant", "tool"]
-ChunkStatus = Literal["mapped", "stored", "failed", "dropped"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal
+
+    from .structs import Batch as Batch
+    from .structs import BatchAgent as BatchAgent
+    from .structs import BatchMessage as BatchMessage
+    from .structs import BatchProgress as BatchProgress
+    from .structs import ChunkState as ChunkState
+    from .structs import ChunkStatus as ChunkStatus
+    from .structs import FileRange as FileRange
+
+    Role = Literal["user", "assistant", "tool"]
+
+_STRUCTS = frozenset({"Batch", "BatchAgent", "BatchMessage", "BatchProgress", "ChunkState", "ChunkStatus",
+                      "FileRange"})
 
 
-class _Camel(msgspec.Struct, rename="camel"):
-    """A record whose JSON keys are the camelCase of its attributes (``batch_id`` ↔ ``batchId``)."""
+def __getattr__(name: str):
+    if name in _STRUCTS:
+        from . import structs
+
+        return getattr(structs, name)
+    if name == "Role":
+        from typing import Literal
+
+        return Literal["user", "assistant", "tool"]
+    raise AttributeError(name)
 
 
 # --- one run's figures --------------------------------------------------------------------
 
-class RunSummary(msgspec.Struct, kw_only=True):
+class RunSummary(Record):
     """The one-line summary every run ends with, and its JSON twin."""
 
     action: str = "noop"  # created | noop | pending | committed | distilled | ...
@@ -52,7 +75,7 @@ class RunSummary(msgspec.Struct, kw_only=True):
                 "over the cap": c.get("dropped_cap", 0)}
 
 
-class LastRun(_Camel, kw_only=True):
+class LastRun(Record, camel=True):
     """``<state>/last-run.json``: what ``distill status`` shows as the last run."""
 
     at_ms: int
@@ -61,57 +84,7 @@ class LastRun(_Camel, kw_only=True):
     summary: RunSummary
 
 
-# --- a batch file -------------------------------------------------------------------------
-
-class BatchMessage(_Camel, kw_only=True):
-    id: str  # stable across runs: "<file key>:<start byte>", the evidence id of a turn
-    ts: int  # Unix milliseconds
-    role: str  # "user" | "assistant" | "tool"
-    text: str
-    session_id: str
-    file: str
-    start: int
-    end: int
-    entry_id: str | None = None
-    author: str | None = None  # see envelopes.Author; None in batches written before it existed
-
-
-class BatchAgent(_Camel, kw_only=True):
-    agent_id: str
-    messages: list[BatchMessage] = []
-
-
-class FileRange(_Camel, kw_only=True):
-    """``[start, end)`` of one file (known by device + inode) that this batch covers."""
-
-    path: str
-    dev: int
-    inode: int
-    start: int
-    end: int
-    agent_id: str
-    skip_line: bool = False  # ``end`` lies inside an over-long line whose rest is skipped
-
-    @property
-    def key(self) -> str:
-        return f"{self.dev}:{self.inode}"
-
-
-class Batch(_Camel, kw_only=True):
-    """``batches/<id>.json``. The script's keys (``version``, ``createdAtMs``, ``agents[].agentId``,
-    ``agents[].messages[].{ts, role, text}``, ``touchedFiles``) are kept for cron prompts written for it."""
-
-    version: int = 2
-    batch_id: str
-    created_at_ms: int
-    agents: list[BatchAgent] = []
-    touched_files: list[str] = []
-    ranges: list[FileRange] = []
-    counters: dict[str, int] = {}
-    cursor_path: str | None = None  # the cursor whose ranges this batch holds (None = the default one)
-
-
-class BatchResult(_Camel, kw_only=True):
+class BatchResult(Record, camel=True):
     """What ``distill run`` prints."""
 
     action: Literal["created", "noop", "pending"]
@@ -123,44 +96,9 @@ class BatchResult(_Camel, kw_only=True):
     errors: list[str] = []
 
 
-class ChunkState(msgspec.Struct, kw_only=True):
-    """What one chunk of a batch produced. ``mapped``: validated candidates kept here, not yet
-    stored; ``stored``: its memories are in the store; ``failed``: set aside, ``hold`` says from
-    which byte of which file (``"<dev>:<inode>"``) nothing may be committed; ``dropped``: a
-    person gave up on it (``distill retry --drop``)."""
-
-    status: ChunkStatus
-    agent: str
-    candidates: list[dict] = []
-    error: str | None = None
-    attempts: int = 0
-    hold: dict[str, int] = {}
-    ranges: list[list] = []  # [path, start, end] per file, for people
-
-
-class BatchProgress(_Camel, kw_only=True):
-    """A batch's own state beside it (``batches/<id>.chunks``), written atomically after every
-    chunk, so a rerun maps only what never finished and stores nothing twice."""
-
-    chunk_tokens: int
-    overlap_turns: int
-    chunks: dict[str, ChunkState] = {}
-
-    def with_status(self, *statuses: str) -> dict[int, ChunkState]:
-        return {int(i): c for i, c in self.chunks.items() if c.status in statuses}
-
-    def holds(self) -> dict[str, int]:
-        """Per file key, the first byte no commit may pass: the earliest turn of a set-aside chunk."""
-        out: dict[str, int] = {}
-        for c in self.with_status("failed").values():
-            for key, start in c.hold.items():
-                out[key] = min(start, out.get(key, start))
-        return out
-
-
 # --- distill init and status -------------------------------------------------------------
 
-class InitResult(_Camel, kw_only=True):
+class InitResult(Record, camel=True):
     action: str = "init"
     cursor_path: str
     tracked_files: int
@@ -168,7 +106,7 @@ class InitResult(_Camel, kw_only=True):
     marked_bytes: int
 
 
-class FileStatus(_Camel, kw_only=True):
+class FileStatus(Record, camel=True):
     path: str
     agent_id: str
     format: str | None = None
@@ -179,14 +117,14 @@ class FileStatus(_Camel, kw_only=True):
     state: str = "tracked"  # tracked | new | archived | out-of-scope | gone
 
 
-class AgentStatus(_Camel, kw_only=True):
+class AgentStatus(Record, camel=True):
     agent_id: str
     files: int
     behind: int
     pending: list[str]
 
 
-class SetAsideChunk(_Camel, kw_only=True):
+class SetAsideChunk(Record, camel=True):
     """A chunk whose answer never came right; its byte ranges stay uncommitted."""
 
     batch_file: str
@@ -197,7 +135,7 @@ class SetAsideChunk(_Camel, kw_only=True):
     ranges: list[list]  # [path, start, end]
 
 
-class StatusResult(_Camel, kw_only=True):
+class StatusResult(Record, camel=True):
     cursor_path: str
     agents: list[AgentStatus]
     files: list[FileStatus]
@@ -208,24 +146,47 @@ class StatusResult(_Camel, kw_only=True):
 
 # --- what every transcript format produces ------------------------------------------------
 
-class Turn(msgspec.Struct, kw_only=True):
-    """One thing said in a transcript, cleaned (built per kept line: a Struct, not a model)."""
+class _Slots:
+    """``==`` and ``repr`` over ``__slots__``, for the two classes built on the per-line path."""
 
-    agent_id: str
-    session_id: str
-    file: str
-    start: int  # byte range [start, end) of the line(s) in the file
-    end: int
-    entry_id: str | None  # the format's own entry/message id, if it has one
-    ts: int  # Unix milliseconds; 0 = unknown (the caller falls back to the file's mtime)
-    role: Role
-    text: str  # cleaned: injected blocks stripped, clipped, redacted
-    author: str  # distill.envelopes.Author, set by the format module: who actually wrote it
+    __slots__: tuple[str, ...] = ()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self.__slots__)})"
 
 
-class TurnLimits(msgspec.Struct, kw_only=True):
-    max_turn_chars: int = 6000
-    max_tool_trace_chars: int = 300
+class Turn(_Slots):
+    """One thing said in a transcript, cleaned. Built per kept line, so a slotted class with a
+    written-out ``__init__``: a read that keeps no turn never loads msgspec, and this costs a
+    microsecond a turn."""
+
+    __slots__ = ("agent_id", "session_id", "file", "start", "end", "entry_id", "ts", "role", "text", "author")
+
+    def __init__(self, *, agent_id: str, session_id: str, file: str, start: int, end: int,
+                 entry_id: str | None, ts: int, role: Role, text: str, author: str):
+        self.agent_id = agent_id
+        self.session_id = session_id
+        self.file = file
+        self.start = start  # byte range [start, end) of the line(s) in the file
+        self.end = end
+        self.entry_id = entry_id  # the format's own entry/message id, if it has one
+        self.ts = ts  # Unix milliseconds; 0 = unknown (the caller falls back to the file's mtime)
+        self.role = role
+        self.text = text  # cleaned: injected blocks stripped, clipped, redacted
+        self.author = author  # distill.envelopes.Author, set by the format module: who actually wrote it
+
+
+class TurnLimits(_Slots):
+    __slots__ = ("max_turn_chars", "max_tool_trace_chars")
+
+    def __init__(self, *, max_turn_chars: int = 6000, max_tool_trace_chars: int = 300):
+        self.max_turn_chars = max_turn_chars
+        self.max_tool_trace_chars = max_tool_trace_chars
 
     @classmethod
     def from_settings(cls, settings) -> TurnLimits:
@@ -236,18 +197,24 @@ class TurnLimits(msgspec.Struct, kw_only=True):
 
 def decode(data: bytes, type_: type, message: str):
     """``data`` (JSON) as ``type_``; bad input raises SchemaMismatch with ``message``, whose
-    ``{error}`` becomes what was wrong (msgspec names the field: ``at `$.ranges[0].dev```)."""
+    ``{error}`` becomes what was wrong, naming the field (``at `$.ranges[0].dev```)."""
+    if issubclass(type_, Record):
+        try:
+            return decode_json(data, type_)
+        except Invalid as exc:
+            raise SchemaMismatch(message.replace("{error}", str(exc))) from exc
+    import msgspec
+
     try:
         return msgspec.json.decode(data, type=type_)
     except msgspec.DecodeError as exc:  # also ValidationError: a missing or mistyped field
         raise SchemaMismatch(message.replace("{error}", str(exc))) from exc
 
 
-def to_builtins(obj) -> dict:
-    """``obj`` as plain JSON types, under its JSON keys."""
-    return msgspec.to_builtins(obj)
-
-
 def as_dict(obj) -> dict:
     """``obj``'s attributes (snake_case) to values, one level deep, like ``dataclasses.asdict``'s top."""
+    if isinstance(obj, Record):
+        return _record_as_dict(obj)
+    import msgspec
+
     return msgspec.structs.asdict(obj)

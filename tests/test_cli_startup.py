@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from distill.cli import COMMANDS, build_parser
+from distill.cli import COMMANDS, build_parser, quick_args
 
 
 def imported(tmp_path, *args: str) -> set[str]:
@@ -50,6 +50,31 @@ def test_a_command_loads_only_its_own_module_and_nothing_heavy(tmp_path, command
         assert "distill.sources.openclaw" in mods  # the transcript was really read
 
 
+LIBRARIES = {"msgspec", "orjson", "typing", "hashlib", "argparse"}
+
+
+@pytest.mark.parametrize("command, before, transcript", [
+    ("status", None, True), ("run", None, False), ("status", "init", True), ("run", "init", True)])
+def test_status_and_a_run_with_nothing_to_read_load_no_json_library(tmp_path, command, before, transcript):
+    """``status`` and a ``run`` that finds nothing new (empty state, or every file read to its end
+    by ``init``) read the settings, the cursor and ``last-run.json`` with the standard library
+    only: msgspec or orjson would cost more to import than the command takes (and argparse is
+    not needed for a command given no flag of its own)."""
+    from tests.tail_helpers import fact, header, msg
+
+    if transcript:
+        f = tmp_path / "a" / "main" / "sessions" / "s1.jsonl"
+        f.parent.mkdir(parents=True)
+        f.write_bytes(header() + msg(fact(1)))
+    if before:
+        imported(tmp_path, before)
+        assert (tmp_path / "s" / "cursor.json").is_file()
+    mods = imported(tmp_path, command)
+    assert not {m.split(".")[0] for m in mods} & LIBRARIES
+    if before and command == "run":
+        assert "distill.sources.openclaw" not in mods  # the unchanged file was not opened
+
+
 def test_every_registered_command_is_in_the_table():
     """A command a module registers but the table lacks would be unreachable."""
     import argparse
@@ -76,3 +101,23 @@ def test_only_the_command_run_gets_a_parser_and_it_is_complete(tmp_path):
     assert typo.returncode == 2 and "invalid choice: 'statu'" in typo.stderr and "'status'" in typo.stderr
     parser = build_parser(["status"])
     assert set(parser._subparsers._group_actions[0].choices) == {"status"}
+
+
+@pytest.mark.parametrize("argv", [
+    [name] for name in COMMANDS] + [["--json", "status"], ["--state-dir", "/s", "run", "--db", "/d", "--json"],
+                                    ["run", "--state-dir", "a", "--state-dir", "b"]])
+def test_a_command_without_flags_of_its_own_parses_as_argparse_would(argv):
+    """The quick path gives exactly argparse's namespace, or steps aside (None) for argparse."""
+    quick = quick_args(argv)
+    if quick is not None:
+        assert vars(quick) == vars(build_parser(argv).parse_args(argv))
+    if argv[0] in ("run", "status", "init", "retry", "backfill"):
+        assert quick is not None
+
+
+@pytest.mark.parametrize("argv", [["run", "--distill"], ["run", "--help"], ["--help"], ["--state", "x", "run"],
+                                  ["commit"], ["memories"], ["statu"], ["--state-dir=/x", "run"], ["--state-dir"],
+                                  ["run", "--state-dir", "--json"]])
+def test_anything_argparse_must_settle_goes_to_argparse(argv):
+    """Flags of the command, help, abbreviations, required arguments, sub-actions, typos."""
+    assert quick_args(argv) is None

@@ -73,13 +73,16 @@ def test_an_unlistable_sessions_folder_keeps_its_cursor_entries(tmp_path, monkey
     locked.open("ab").write(msg(fact(3, "locked")))
     good.open("ab").write(msg(fact(4, "good")))
 
-    real_listdir, real_scandir, real_stat = os.listdir, os.scandir, os.stat
+    real_listdir, real_scandir, real_stat, real_open = os.listdir, os.scandir, os.stat, os.open
     folder = str(locked.parent)
 
     def deny(path):
+        if isinstance(path, int):  # a folder already opened (discovery lists and stats through it)
+            return
         if os.fspath(path) == folder or os.fspath(path).startswith(folder + "/"):
             raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
 
+    monkeypatch.setattr(os, "open", lambda p, *a, **k: deny(p) or real_open(p, *a, **k))
     monkeypatch.setattr(os, "listdir", lambda p=".": deny(p) or real_listdir(p))
     monkeypatch.setattr(os, "scandir", lambda p=".": deny(p) or real_scandir(p))
     monkeypatch.setattr(os, "stat", lambda p, *a, **k: deny(p) or real_stat(p, *a, **k))

@@ -77,3 +77,22 @@ def test_last_run_keeps_its_keys_and_a_damaged_one_is_not_shown(tmp_path):
     assert tail_status(s).last_run.summary.turns == 2
     (s.state_dir / "last-run.json").write_bytes(b'{"atMs": "yesterday"}')
     assert tail_status(s).last_run is None  # status stays usable; the next run rewrites the file
+
+
+def test_a_last_run_written_by_the_msgspec_version_loads_and_a_bad_one_is_named(tmp_path):
+    """``last-run.json`` is now read without msgspec: the file the previous version wrote (these
+    exact bytes) loads the same, and a mistyped field is named by its place."""
+    from distill.model import LastRun, decode
+
+    old = (b'{"atMs":1796070004377,"action":"noop","batchFile":null,"summary":{"action":"noop","files":3,'
+           b'"bytes":0,"turns":0,"memories_added":0,"memories_duplicate":0,"llm_calls":0,"tokens":0,'
+           b'"seconds":0.2,"counters":{"vanished":1}}}')
+    last = decode(old, LastRun, "last-run.json: {error}")
+    assert (last.at_ms, last.batch_file, last.summary.files, last.summary.counters) == (
+        1796070004377, None, 3, {"vanished": 1})
+    assert orjson.dumps(to_builtins(last)) == old
+    bad = old.replace(b'"files":3', b'"files":"3"')
+    with pytest.raises(SchemaMismatch, match=r"Expected `int`, got `str` - at `\$\.summary\.files`"):
+        decode(bad, LastRun, "last-run.json: {error}")
+    with pytest.raises(SchemaMismatch, match="missing required field `atMs`"):
+        decode(b'{"action": "noop", "summary": {}}', LastRun, "last-run.json: {error}")

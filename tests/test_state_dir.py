@@ -15,7 +15,7 @@ from distill.enqueue import enqueue
 from distill.pipeline import run_distill
 from distill.settings.hook import HookConfig
 from distill.tails.ledger import abort_batch, commit_batch, create_batch
-from distill.tails.state import StateDir, chunks_file, distilling_lock, seen_dir
+from distill.tails.state import StateDir, chunks_file, distilling_lock, noop_file, seen_dir
 from tests.tail_helpers import append, fact, header, msg, session, settings_for
 
 
@@ -35,7 +35,7 @@ def test_every_path_in_the_state_directory_is_named_by_state_dir(tmp_path):
     state = s.state
     assert isinstance(state, StateDir) and state.root == s.state_dir
     files = {state.cursor, state.lock, state.last_run, state.backfill_plan, state.backfill_cursor,
-             state.backfill_lock, state.worker_lock, state.usage}
+             state.backfill_lock, state.worker_lock, state.usage, noop_file(state.cursor)}
     folders = {state.queue, seen_dir(state.cursor), seen_dir(state.backfill_cursor), state.hook_manifest("x").parent}
     batches = {state.done, state.aborted}
     left = sorted(p for p in state.root.rglob("*"))

@@ -8,8 +8,8 @@ Every size a person reads goes through :func:`format_size` (binary units: 1 KiB 
 
 from __future__ import annotations
 
-import datetime as dt
 import os
+import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ def _init(r) -> str:
 def _status(r) -> str:
     out = [f"cursor: {r.cursor_path} ({len(r.files)} files)"]
     if r.last_run:
-        when = dt.datetime.fromtimestamp(r.last_run.at_ms / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(r.last_run.at_ms / 1000))
         out.append(f"last run: {when}: {summary_line(r.last_run.summary)}")
     else:
         out.append("last run: never")
@@ -189,12 +189,12 @@ def _hook_plan(p) -> str:
 
 # ---------------------------------------------------------------- memories
 def _day(ms: int) -> str:
-    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).strftime("%Y-%m-%d")
+    return time.strftime("%Y-%m-%d", time.gmtime(ms / 1000))
 
 
 def _when(ms) -> str:
     try:
-        return dt.datetime.fromtimestamp(int(ms) / 1000, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(int(ms) / 1000))
     except (TypeError, ValueError, OverflowError, OSError):
         return "?"
 

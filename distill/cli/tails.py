@@ -7,17 +7,19 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
-
-import msgspec
 
 from . import command
 from ..errors import DistillError
 from ..model import RunSummary
+from ..record import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 
 
-class StepResult(msgspec.Struct, kw_only=True, rename="camel"):
+class StepResult(Record, camel=True):
     """What ``commit``, ``abort`` and ``run --distill`` print."""
 
     action: str

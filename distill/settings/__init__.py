@@ -2,7 +2,7 @@
 the full model (:class:`distill.config.Settings`) and the hook's slice (:mod:`.hook`) are built.
 
 ``from distill.settings import Settings, load_settings`` works too; importing this package
-itself stays cheap (msgspec and the model load only when ``Settings`` is asked for).
+itself stays cheap (the model loads only when ``Settings`` is asked for).
 """
 
 

@@ -26,6 +26,8 @@ import os
 import stat
 from collections import Counter, namedtuple
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 TYPE_CHECKING = False  # not typing's: the hook's fast path must not import typing (nor pydantic)
@@ -53,15 +55,35 @@ def discover(settings: Settings, counters: Counter | None = None,
 
     A folder that cannot be listed (no permission, a symlink loop) is counted
     (``folder_unreadable``) and named in ``errors``; every other folder is still read."""
+    replay = _replay.get()
+    if replay is not None and replay[0] is settings:
+        yield from replay[1]
+        return
     counters = counters if counters is not None else Counter()
     errors = errors if errors is not None else []
     seen: set[tuple[int, int]] = set()
     for sf in _all(settings, counters, errors):
-        ident = (sf.st.st_dev, sf.st.st_ino)
-        if ident in seen:
-            continue  # the same file reached twice (a symlink, overlapping roots)
-        seen.add(ident)
-        yield sf
+        st = sf[3]
+        ident = (st.st_dev, st.st_ino)
+        if ident not in seen:  # else the same file reached twice (a symlink, overlapping roots)
+            seen.add(ident)
+            yield sf
+
+
+_replay: ContextVar[tuple[object, list[SessionFile]] | None] = ContextVar("distill_discovered", default=None)
+
+
+@contextmanager
+def replaying(settings: Settings, found: list[SessionFile] | None) -> Iterator[None]:
+    """Within this block, :func:`discover` for ``settings`` yields ``found`` (what the caller
+    has just discovered, cleanly) instead of listing and stat'ing every file again: the batch
+    ledger discovers once for its no-op digest, then walks. ``found`` None: discover as usual."""
+    token = _replay.set((settings, found)) if found is not None else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _replay.reset(token)
 
 
 def _all(settings: Settings, counters: Counter, errors: list[str]) -> Iterator[SessionFile]:
@@ -95,22 +117,42 @@ def openclaw_files(settings: Settings, counters: Counter, errors: list[str] | No
             continue
         folder = os.path.join(agent_dir.path, "sessions")
         try:
-            names = sorted(os.listdir(folder))
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
         except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as exc:
             _unreadable(folder, exc, counters, errors)
             continue
-        for name in names:
-            if ".jsonl." in name and _is_archive(name):
-                if not (settings.read_archives and _is_archived_session(name)):
-                    continue
-            elif not name.endswith(".jsonl"):
+        try:
+            found = _sessions(settings, agent, folder, fd)
+        except OSError as exc:
+            _unreadable(folder, exc, counters, errors)
+            continue
+        finally:
+            os.close(fd)
+        yield from found
+
+
+def _sessions(settings: Settings, agent: str, folder: str, fd: int) -> list[SessionFile]:
+    """One agent's sessions folder, open as ``fd``: the per-file loop of every no-op run, kept
+    tight (a list, not a generator; names stat'ed relative to the folder, which spares the
+    kernel the whole path)."""
+    prefix = folder + "/"
+    out: list[SessionFile] = []
+    add, stat_, new = out.append, os.stat, tuple.__new__
+    for name in sorted(os.listdir(fd)):
+        if ".jsonl." in name and _is_archive(name):
+            if not (settings.read_archives and _is_archived_session(name)):
                 continue
-            path = f"{folder}/{name}"
-            st = _regular_stat(path)
-            if st is not None:
-                yield SessionFile(path, agent, OPENCLAW_FORMAT, st)
+        elif not name.endswith(".jsonl"):
+            continue
+        try:
+            st = stat_(name, dir_fd=fd)
+        except OSError:
+            continue  # vanished between listing and stat, or a dangling link
+        if st.st_mode & 0o170000 == stat.S_IFREG:
+            add(new(SessionFile, (prefix + name, agent, OPENCLAW_FORMAT, st)))
+    return out
 
 
 def source_files(root: Path, pattern: str, agent: str, fmt: str, counters: Counter,

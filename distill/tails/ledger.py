@@ -25,23 +25,27 @@ batch is written (``noop``). Files with a pending range wait; the others go on.
 from __future__ import annotations
 
 import os
-import threading
 import time
+from _thread import get_ident  # what threading.get_ident is, without importing threading at start-up
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import msgspec
-
 from ..atomic import move, write_bytes
 from ..config import Settings
 from ..errors import DistillError
 from ..lock import FileLock
-from ..model import Batch, BatchProgress, BatchResult, FileRange, LastRun, RunSummary, decode, to_builtins
-from .cursor import Cursor, SeenTurns, now_ms, turn_digest
+from ..model import BatchResult, LastRun, RunSummary, decode, to_builtins
+from ..record import encode_json
+from .cursor import Cursor, SeenTurns, blake2b, now_ms, turn_digest
+from .discover import SessionFile, discover, replaying
 from .reader import TailWalk
-from .state import chunks_file
+from .state import chunks_file, noop_file
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..structs import Batch, BatchProgress
 
 
 # --- the state lock ---------------------------------------------------------------------
@@ -54,7 +58,7 @@ def state_lock(settings: Settings) -> Iterator[None]:
     """Hold ``<state>/.lock``. Re-entrant within a thread, so a caller (the pipeline) may hold
     it around several of the functions here. Waits ``settings.state_lock_wait`` seconds, then
     raises LockBusy naming the holder's pid."""
-    ident = (str(settings.state.lock), threading.get_ident())
+    ident = (str(settings.state.lock), get_ident())
     if _held.get(ident):
         _held[ident] += 1
         try:
@@ -82,6 +86,8 @@ def load_batch(path: Path) -> Batch:
         data = Path(path).read_bytes()
     except FileNotFoundError:
         raise DistillError(f"batch file {path} does not exist") from None
+    from ..structs import Batch  # msgspec: only where a batch is
+
     return decode(data, Batch, f"batch file {path} is not a distill batch: {{error}}")
 
 
@@ -115,21 +121,97 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
     """
     t0 = time.monotonic()
     cpath = Path(cursor_path or settings.state.cursor).absolute()
+    plain = only_files is None and file_filter is None and read_limit is None and cursor_path is None
     with state_lock(settings):
-        cursor = Cursor.load(cpath)
-        walk = TailWalk(settings, cursor, _new_batch_id(), read_limit)
-        walk.released += _reconcile(settings, cursor, walk.counters)
-        walk.dirty |= bool(walk.released) or walk.counters["commit_finished"] > 0
-        walk.walk(only_files, file_filter)
-        result = _finish(settings, cursor, walk, cpath, t0)
+        found = _discovered(settings) if plain else None
+        files = _files_digest(settings, found) if found is not None else None
+        if files is not None and _noop_unchanged(settings, cpath, files):
+            result = BatchResult(action="noop", cursor_path=str(cpath),
+                                 summary=RunSummary(action="noop", seconds=time.monotonic() - t0))
+        else:
+            cursor = Cursor.load(cpath)
+            walk = TailWalk(settings, cursor, _new_batch_id(), read_limit)
+            walk.released += _reconcile(settings, cursor, walk.counters)
+            walk.dirty |= bool(walk.released) or walk.counters["commit_finished"] > 0
+            with replaying(settings, found):  # the walk lists what was just listed, not again
+                walk.walk(only_files, file_filter)
+            result = _finish(settings, cursor, walk, cpath, t0)
+            if files is not None:
+                _remember_noop(settings, cpath, files, result)
     _prune(settings)
     return result
+
+
+# --- the no-op that reads no cursor -----------------------------------------------------
+# A walk's outcome depends only on each file's stat (it opens no file whose size and mtime
+# match its cursor entry), the cursor, the batch folder and the settings. After a walk that
+# found nothing, with nothing pending and nothing to report, a digest of all four is kept in
+# ``<cursor stem>.noop``; while discovery, the cursor file's stat (every save is a new inode),
+# the batch folder's mtime and the settings give the same digest, the next run is the same
+# no-op without decoding the cursor (a third of a no-op run over 10,000 files). Anything
+# else (a new, grown, renamed, truncated or vanished file; a commit, abort, init or a crash
+# left in batches/) changes the digest and the full walk runs.
+
+_NOOP_VERSION = b"1"
+
+
+def _discovered(settings: Settings) -> list[SessionFile] | None:
+    """What discovery finds, or None if it had something to report (a missing root, an
+    unreadable folder): then the walk discovers again and reports it, and no digest is kept."""
+    counters: Counter = Counter()
+    errors: list[str] = []
+    found = list(discover(settings, counters, errors))
+    return None if counters or errors else found
+
+
+def _files_digest(settings: Settings, found: list[SessionFile]) -> bytes:
+    """Digest of the settings and of each file's path, inode, size and mtime (its owner and
+    format follow from its path and the settings)."""
+    h = blake2b(_NOOP_VERSION + repr(settings).encode("utf-8", "surrogatepass"), digest_size=16)
+    h.update("".join([f"\n{path}\0{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+                      for path, _, _, st in found]).encode("utf-8", "surrogateescape"))
+    return h.digest()
+
+
+def _state_digest(settings: Settings, cpath: Path, files: bytes) -> bytes:
+    parts = [files]
+    for path in (cpath, settings.state.batches):
+        try:
+            st = os.stat(path)
+            parts.append(f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}".encode())
+        except OSError:
+            parts.append(b"-")
+    return b"\0".join(parts)
+
+
+def _noop_unchanged(settings: Settings, cpath: Path, files: bytes) -> bool:
+    try:
+        return noop_file(cpath).read_bytes() == _state_digest(settings, cpath, files)
+    except OSError:
+        return False
+
+
+def _remember_noop(settings: Settings, cpath: Path, files: bytes, result: BatchResult) -> None:
+    path = noop_file(cpath)
+    clean = (result.action == "noop" and not result.summary.counters and not result.errors
+             and not result.released and not result.batch_files)
+    try:
+        if clean:
+            write_bytes(path, _state_digest(settings, cpath, files), durable=False)
+        else:
+            path.unlink(missing_ok=True)
+    except OSError:
+        pass  # only a faster no-op is lost
 
 
 def _finish(settings: Settings, cursor: Cursor, walk: TailWalk, cpath: Path, t0: float) -> BatchResult:
     turns = walk.turns
     batch_file = None
     if turns:
+        import msgspec
+
+        from ..structs import Batch, FileRange
+
         batch = Batch(
             batch_id=walk.batch_id,
             created_at_ms=now_ms(),
@@ -239,11 +321,15 @@ def load_progress(batch_file: Path) -> BatchProgress | None:
         data = path.read_bytes()
     except FileNotFoundError:
         return None
+    from ..structs import BatchProgress
+
     return decode(data, BatchProgress, f"chunk progress {path} is damaged ({{error}}); delete it "
                   "to map the whole batch again (the store's dedup keeps memories single)")
 
 
 def save_progress(progress: BatchProgress, batch_file: Path) -> None:
+    import msgspec
+
     write_bytes(chunks_file(batch_file), msgspec.json.encode(progress))
 
 
@@ -385,7 +471,7 @@ def record_last_run(settings: Settings, summary: RunSummary, batch_file: str | N
 
     Informational only, so not fsynced: a no-op run stays cheap."""
     last = LastRun(at_ms=now_ms(), action=summary.action, batch_file=batch_file, summary=summary)
-    write_bytes(settings.state.last_run, msgspec.json.encode(last), durable=False)
+    write_bytes(settings.state.last_run, encode_json(last), durable=False)
 
 
 def _prune(settings: Settings) -> None:

@@ -99,6 +99,13 @@ def seen_dir(cursor_path: str | os.PathLike[str]) -> Path:
     return p.with_name(p.stem + ".seen")
 
 
+def noop_file(cursor_path: str | os.PathLike[str]) -> Path:
+    """``<cursor stem>.noop``: what the files and the state looked like after the last run that
+    found nothing (:func:`distill.tails.ledger.create_batch` skips the next walk if unchanged)."""
+    p = Path(cursor_path)
+    return p.with_name(p.stem + ".noop")
+
+
 def chunks_file(batch_file: str | os.PathLike[str]) -> Path:
     """``<batch>.chunks``: the batch's per-chunk progress."""
     return Path(batch_file).with_suffix(".chunks")

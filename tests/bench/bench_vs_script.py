@@ -149,7 +149,10 @@ class Python:
         self.distill = str(Path(exe).parent / "distill")  # the console script pip writes
 
     def env(self) -> dict:
-        e = {k: v for k, v in os.environ.items() if not k.startswith(("DISTILL_", "OPENCLAW_", "PYTHONPATH"))}
+        # PYTHONDONTWRITEBYTECODE dropped: an installed distill has its bytecode compiled, so timing
+        # it without would time the compiler (50-60 ms of every start-up here)
+        e = {k: v for k, v in os.environ.items()
+             if not k.startswith(("DISTILL_", "OPENCLAW_", "PYTHONPATH")) and k != "PYTHONDONTWRITEBYTECODE"}
         if self.pythonpath:
             e["PYTHONPATH"] = self.pythonpath
         e["DISTILL_MAX_MESSAGES_PER_AGENT"] = UNBOUNDED
