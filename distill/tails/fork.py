@@ -1,0 +1,96 @@
+"""A forked helper process that computes one list and hands it back over a pipe.
+
+:class:`distill.tails.reader.TailWalk` uses it to read part of a walk's files on a second
+core. Fork, not ``multiprocessing``: the child starts with the walk already in memory (the
+settings, the cursor, the imported parsers), so it costs a few milliseconds, not an
+interpreter start-up, and nothing but the results crosses the pipe.
+
+The child must never act for a parent that is gone (a SIGKILLed ``distill run`` must leave
+nothing behind that writes): it only reads, writes nothing but its pipe, closes every other
+inherited descriptor at once (the state lock's among them, so a dead parent's lock is freed
+by the kernel as before), stops between items when its parent has died, dies of the broken
+pipe when the parent is gone by the time it writes, and leaves by ``os._exit`` (no atexit
+hooks, no flushing of the parent's buffers). Whatever goes wrong in it, the parent gets
+None and does the work itself.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Callable
+from typing import Any
+
+
+class Child:
+    """``fn`` applied to each item in a forked process; :meth:`result` collects the list."""
+
+    def __init__(self, pid: int, fd: int):
+        self.pid = pid
+        self.fd = fd
+        self.failure = ""
+
+    @classmethod
+    def start(cls, fn: Callable[[Any], Any], items: list) -> "Child":
+        parent = os.getpid()
+        r, w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError as exc:  # out of processes or memory: result() says so
+            os.close(w)
+            child = cls(-1, r)
+            child.failure = f"fork failed: {exc}"
+            return child
+        if pid == 0:  # the child: never returns
+            code = 1
+            try:
+                os.closerange(3, w)
+                os.closerange(w + 1, _max_fd())
+                out = []
+                for item in items:
+                    if os.getppid() != parent:
+                        break
+                    out.append(fn(item))
+                else:
+                    data = memoryview(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
+                    while data:
+                        data = data[os.write(w, data):]
+                    code = 0
+            except BaseException:  # noqa: BLE001 - anything: the parent reads these items itself
+                pass
+            finally:
+                os._exit(code)
+        os.close(w)
+        return cls(pid, r)
+
+    def result(self) -> list | None:
+        """The child's list, or None (``failure`` says why) if it did not finish."""
+        if self.pid < 0:
+            os.close(self.fd)
+            return None
+        chunks = []
+        try:
+            while chunk := os.read(self.fd, 1 << 20):
+                chunks.append(chunk)
+        except OSError as exc:
+            self.failure = f"reading its pipe failed: {exc}"
+        finally:
+            os.close(self.fd)
+        _, status = os.waitpid(self.pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            self.failure = f"exit status {code}" if code > 0 else f"killed by signal {-code}"
+        if self.failure:
+            return None
+        try:
+            return pickle.loads(b"".join(chunks))
+        except Exception as exc:  # noqa: BLE001
+            self.failure = f"its result did not load: {exc}"
+            return None
+
+
+def _max_fd() -> int:
+    try:
+        return os.sysconf("SC_OPEN_MAX")
+    except (OSError, ValueError):
+        return 1 << 16
