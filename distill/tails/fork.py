@@ -8,7 +8,8 @@ interpreter start-up, and nothing but the results crosses the pipe.
 The child must never act for a parent that is gone (a SIGKILLed ``distill run`` must leave
 nothing behind that writes): it only reads, writes nothing but its pipe, closes every other
 inherited descriptor at once (the state lock's among them, so a dead parent's lock is freed
-by the kernel as before), stops between items when its parent has died, dies of the broken
+by the kernel as before; its standard streams go to /dev/null, so whoever reads the parent's
+output sees it end with the parent), stops between items when its parent has died, dies of the broken
 pipe when the parent is gone by the time it writes, and leaves by ``os._exit`` (no atexit
 hooks, no flushing of the parent's buffers). Whatever goes wrong in it, the parent gets
 None and does the work itself.
@@ -44,6 +45,9 @@ class Child:
         if pid == 0:  # the child: never returns
             code = 1
             try:
+                null = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):  # a caller waiting for the end of our output must not wait for it
+                    os.dup2(null, fd)
                 os.closerange(3, w)
                 os.closerange(w + 1, _max_fd())
                 out = []
