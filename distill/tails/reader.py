@@ -268,9 +268,10 @@ class TailWalk:
                 else:
                     self._run(v)
 
-    def _record(self, v: _Visit) -> _Record | None:
+    def _record(self, v: _Visit) -> tuple | None:
         """In a forked reader: read one file as :meth:`_run` would, with what this process read
-        before it as the only earlier files, and return everything the read changed."""
+        before it as the only earlier files, and return everything the read changed (a
+        :class:`_Record` as a plain tuple, for the pipe)."""
         if v.agent in self.capped:
             return None
         self.counters, self.errors, self.ranges, self.files_read = Counter(), [], [], set()
@@ -279,11 +280,11 @@ class TailWalk:
         had = len(self.messages.get(agent, ()))
         room = self.settings.max_messages_per_agent - had
         self.read(v.key, v.entry, final=False, moved=False)
-        return _Record(v.entry, self.counters, self.errors, self.dirty, self.ranges,
-                       self.messages.get(agent, [])[had:], v.key in self.files_read, self.bytes,
-                       agent in self.capped, room, self.fed)
+        return tuple(_Record(v.entry, dict(self.counters), self.errors, self.dirty, self.ranges,
+                             self.messages.get(agent, [])[had:], v.key in self.files_read, self.bytes,
+                             agent in self.capped, room, self.fed))
 
-    def _apply(self, v: _Visit, rec: _Record | None) -> None:
+    def _apply(self, v: _Visit, record: tuple | None) -> None:
         """Take a forked reader's record of ``v`` as this walk's own read of it. The record is
         what a read here gives unless the agent's message cap cut in differently: it was read
         with ``rec.room`` messages of room, and it fits if that is the room here or it was not
@@ -292,6 +293,7 @@ class TailWalk:
             self.counters[name] += 1
         if v.agent in self.capped:
             return
+        rec = None if record is None else _Record(*record)
         agent = v.entry["agent"]
         room = self.settings.max_messages_per_agent - len(self.messages.get(agent, ()))
         if rec is None or not (rec.room == room or (not rec.capped and rec.fed < room)):
@@ -303,7 +305,7 @@ class TailWalk:
         self.counters.update(rec.counters)
         # a parsed file's errors are all parser errors (a file is parsed only once its format
         # is known): keep as many as the run-wide cap of _parser_error still allows
-        self.errors += rec.errors[:max(0, PARSER_ERRORS_SHOWN - shown)] if rec.counters["parser_error"] else rec.errors
+        self.errors += rec.errors[:max(0, PARSER_ERRORS_SHOWN - shown)] if rec.counters.get("parser_error") else rec.errors
         self.dirty |= rec.dirty
         self.ranges += rec.ranges
         if rec.messages:
@@ -608,7 +610,7 @@ class _Visit(NamedTuple):
 class _Record(NamedTuple):
     """What reading one file changed, as a forked reader sends it back."""
     entry: FileEntry
-    counters: Counter
+    counters: dict[str, int]  # in the order they were first raised
     errors: list[str]
     dirty: bool
     ranges: list[dict]
@@ -628,27 +630,42 @@ PROCESSES_ENV = "DISTILL_READ_PROCESSES"
 
 
 def processes(size: int) -> int:
-    """How many processes read a walk of ``size`` bytes. ``DISTILL_READ_PROCESSES=1`` keeps
-    every walk in one; ``=N`` forces N whatever the size (the tests compare both). One, always,
-    where fork is missing or unsafe: another thread alive in this process (the daemon's
-    watchers, a native library's pool) could hold a lock the child would then wait on forever."""
+    """How many processes read a walk of ``size`` bytes: one below FORK_MIN_BYTES, else one
+    per idle core (with this one), at most MAX_PROCESSES. ``DISTILL_READ_PROCESSES=1`` keeps
+    every walk in one; ``=N`` forces N whatever the size and load (the tests compare both).
+    One, always, where fork is missing or unsafe: another thread alive in this process (the
+    daemon's watchers, a native library's pool) could hold a lock the child would then wait
+    on forever."""
     forced = os.environ.get(PROCESSES_ENV, "").strip()
     if forced.isdigit():
         n = int(forced)
     elif size < FORK_MIN_BYTES:
         return 1
     else:
-        n = min(_cores(), MAX_PROCESSES)
+        n = min(_idle_cores() + 1, MAX_PROCESSES)
     if n <= 1 or not hasattr(os, "fork") or _threads() != 1:
         return 1
     return n
 
 
-def _cores() -> int:
+def _idle_cores() -> int:
+    """Cores nothing else wants right now, this process aside. A second reader only pays on
+    an idle core: on a busy machine the scheduler shares CPU time between sessions (Linux
+    autogroups), not processes, so the fork would win no time and cost some (measured: 10-30%
+    slower with the load at 5 on two cores)."""
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    try:
+        with open("/proc/loadavg", "rb") as f:  # "1.05 0.98 0.90 2/345 6789": 2 runnable now, this one too
+            busy = int(f.read().split()[3].split(b"/")[0]) - 1
+    except (OSError, IndexError, ValueError):
+        try:
+            busy = round(os.getloadavg()[0])
+        except OSError:
+            return 0
+    return max(cores - 1 - busy, 0)
 
 
 def _threads() -> int:
