@@ -4,7 +4,8 @@
 whatever the size. Both run as real processes on the same multi-agent corpus: an agent whose
 message cap fills inside the forked reader's half after the first half gave it messages, one
 whose cap fills inside that half alone, an over-long line (and a file that ends in one), a
-damaged line and a file that is no JSON at all. A SIGKILLed run whose reader child is alive
+damaged line and a file that is no JSON at all; then a renamed, a replaced and a truncated
+file, which the run's own process reads between the forked reader's files. A SIGKILLed run whose reader child is alive
 leaves nothing that changes what the next run does.
 """
 
@@ -83,11 +84,22 @@ def test_two_readers_cut_the_batch_and_cursor_of_one(tmp_path):
         if round_ == 0:  # what the corpus is there to exercise
             assert got == {"a": CAP, "b": CAP, "c": CAP}, got
             assert batch["counters"]["lines_too_long"] == 1 and batch["counters"]["invalid_json"] == 2, batch["counters"]
+        if round_ == 1:
+            assert {"renamed", "replaced", "truncated"} <= set(batch["counters"]), batch["counters"]
         for state, res in ((one, r1), (two, r2)):
             cli(state, "commit", "--batch-file", res["batchFile"], process=True)
         # the next round reads on from the caps; a's first file grows, so a's cap fills again
         with open(agents / "a" / "sessions" / "s00.jsonl", "ab") as f:
             f.write(b"".join(msg(fact(100 + i, f"more{round_}"), "user", 100 + i) for i in range(CAP)))
+        if round_ == 0:  # files only the run's own process reads, among those a reader reads
+            sessions = agents / "b" / "sessions"
+            (sessions / "s04.jsonl").rename(sessions / "s04-renamed.jsonl")
+            replaced = agents / "c" / "sessions" / "s05.jsonl"
+            tmp = replaced.with_suffix(".tmp")
+            tmp.write_bytes(replaced.read_bytes() + msg(fact(7, "replaced"), "user", 700))
+            os.replace(tmp, replaced)
+            shrunk = agents / "c" / "sessions" / "s03.jsonl"
+            shrunk.write_bytes(header("c3") + msg(fact(8, "shrunk"), "user", 800))
 
 
 _PROBE = """

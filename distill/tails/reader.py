@@ -15,6 +15,22 @@ still be being written, so:
 truncation and rewrites, format detection, the per-agent message cap, and the turns of each
 new range. The batch ledger (:mod:`distill.tails.ledger`) writes what it collected; a dry
 run (``backfill --dry-run``) only counts it, so an estimate cannot drift from a real run.
+
+A walk reads on more than one core when that pays. It first visits every discovered file
+in order, settling its entry (new, renamed, replaced) without reading content; then it
+reads. With at least ``FORK_MIN_BYTES`` to read, an idle core, one thread in this process
+and ``os.fork`` (:func:`processes`), the ordered reads are cut into contiguous parts of about
+equal bytes, and a forked reader (:mod:`distill.tails.fork`) reads each later part while
+this process reads the first. A reader sends back, per file and in order, what the read
+changed (:class:`_Record`: the entry, counters, errors, ranges, messages); this process then
+applies the records in order, as if it had read those files itself, so the batch and the
+cursor are byte for byte those of one process (``tests/test_parallel_read.py``). What a
+forked reader cannot know is the per-agent message cap: it reads with the room its own
+earlier files left, and a record that would not fit the room left here is read again here;
+the agent's later files are then skipped, as before. Reads that touch the digests of
+committed turns (renamed, replaced or rewritten files, archives) stay in this process. A
+reader that fails or dies costs only time: this process reads its part itself, and the run
+counts ``reader_process_failed``.
 """
 
 from __future__ import annotations
@@ -249,8 +265,7 @@ class TailWalk:
         part; their records are then applied in order as if read here (see :meth:`_apply`)."""
         n = processes(sum(v.size for v in visits)) if len(visits) > 1 else 1
         parts = _split(visits, n) if n > 1 else [visits]
-        children = [Child.start(self._record, forked) if (forked := [v for v in part if _forkable(v)]) else None
-                    for part in parts[1:]]
+        children = [Child.start(self._record, part) if any(map(_forkable, part)) else None for part in parts[1:]]
         for v in parts[0]:
             self._run(v)
         for part, child in zip(parts[1:], children):
@@ -258,21 +273,16 @@ class TailWalk:
             if records is None:
                 if child is not None:
                     self._child_failed(child.failure)
-                for v in part:
-                    self._run(v)
-                continue
-            got = iter(records)
-            for v in part:
-                if _forkable(v):
-                    self._apply(v, next(got))
-                else:
-                    self._run(v)
+                records = [None] * len(part)
+            for v, record in zip(part, records):
+                self._apply(v, record)
 
     def _record(self, v: _Visit) -> tuple | None:
         """In a forked reader: read one file as :meth:`_run` would, with what this process read
         before it as the only earlier files, and return everything the read changed (a
-        :class:`_Record` as a plain tuple, for the pipe)."""
-        if v.agent in self.capped:
+        :class:`_Record` as a plain tuple, for the pipe); None for a visit to be done by the
+        parent (see :func:`_forkable`) and for an agent this reader found capped."""
+        if not _forkable(v) or v.agent in self.capped:
             return None
         self.counters, self.errors, self.ranges, self.files_read = Counter(), [], [], set()
         self.dirty, self.bytes, self.fed = False, 0, 0
@@ -288,15 +298,17 @@ class TailWalk:
         """Take a forked reader's record of ``v`` as this walk's own read of it. The record is
         what a read here gives unless the agent's message cap cut in differently: it was read
         with ``rec.room`` messages of room, and it fits if that is the room here or it was not
-        capped and fed fewer turns than the room here. Otherwise the file is read again here."""
-        for name in v.counts:
-            self.counters[name] += 1
+        capped and fed fewer turns than the room here. Otherwise the file is read again here,
+        and a visit without a record (not forkable, or the reader failed) is done here."""
+        if record is None:
+            self._run(v)
+            return
+        rec = _Record(*record)  # a forkable visit: no counts to raise, no digests to copy
         if v.agent in self.capped:
             return
-        rec = None if record is None else _Record(*record)
         agent = v.entry["agent"]
         room = self.settings.max_messages_per_agent - len(self.messages.get(agent, ()))
-        if rec is None or not (rec.room == room or (not rec.capped and rec.fed < room)):
+        if not (rec.room == room or (not rec.capped and rec.fed < room)):
             self.read(v.key, v.entry, final=False, moved=False)
             return
         v.entry.clear()
@@ -692,7 +704,7 @@ def _split(visits: list[_Visit], n: int) -> list[list[_Visit]]:
     parts: list[list[_Visit]] = [[]]
     done = 0
     for v in visits:
-        if done >= total * len(parts) / n and parts[-1]:
+        if len(parts) < n and done >= total * len(parts) / n and parts[-1]:
             parts.append([])
         parts[-1].append(v)
         done += v.size
