@@ -164,12 +164,12 @@ def _alive(pid: int) -> bool:
 
 
 def test_sigkill_while_the_second_reader_reads_changes_nothing(tmp_path):
-    agents = _corpus(tmp_path, files_per_agent=10, turns=600, pad=1500)  # ~30 MB: reads take a while
+    agents = _corpus(tmp_path, files_per_agent=8, turns=400, pad=1500)  # ~16 MB: reads take a while
     env = dict(os.environ, DISTILL_READ_PROCESSES="2", DISTILL_MAX_LINE_BYTES=str(MAX_LINE),
                DISTILL_MAX_MESSAGES_PER_AGENT="1000000")
     killed = tmp_path / "killed"
     kills = 0
-    for _ in range(3):
+    for _ in range(2):
         p = subprocess.Popen([sys.executable, "-m", "distill", "--state-dir", str(killed), "--agents-dir", str(agents),
                               "run", "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
         child = None
@@ -201,3 +201,37 @@ def test_sigkill_while_the_second_reader_reads_changes_nothing(tmp_path):
     ra, rc = json.loads(after.stdout), json.loads(clean.stdout)
     assert ra["batchFiles"] == [ra["batchFile"]], "a killed run left a batch behind"
     assert _state(killed, ra) == _state(tmp_path / "clean", rc)
+
+
+_DYING = """
+import json, os, signal, sys
+from pathlib import Path
+from distill.config import load_settings
+from distill.tails import reader
+from distill.tails.ledger import create_batch
+record, calls = reader.TailWalk._record, []
+def dying(self, v):
+    calls.append(v)
+    if len(calls) == 2:  # the reader dies half-way through its part
+        os.kill(os.getpid(), signal.SIGKILL)
+    return record(self, v)
+reader.TailWalk._record = dying
+s = load_settings(state_dir=Path(sys.argv[1]), agents_dir=Path(sys.argv[2]), max_messages_per_agent=int(sys.argv[3]),
+                  max_line_bytes=int(sys.argv[4]))
+res = create_batch(s)
+print(json.dumps({"batch": Path(res.batch_file).read_text(), "errors": res.errors}))
+"""
+
+
+def test_a_reader_that_dies_costs_only_time(tmp_path):
+    agents = _corpus(tmp_path)
+    env = dict(os.environ, DISTILL_READ_PROCESSES="2", PYTHONPATH=str(ROOT))
+    p = subprocess.run([sys.executable, "-c", _DYING, str(tmp_path / "st"), str(agents), str(CAP), str(MAX_LINE)],
+                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=60, check=True)
+    got = json.loads(p.stdout)
+    clean = _run(tmp_path / "clean", agents, "1")
+    batch, want = json.loads(got["batch"]), json.loads(Path(clean["batchFile"]).read_text())
+    assert batch["counters"].pop("reader_process_failed") == 1
+    assert batch["agents"] == want["agents"] and batch["ranges"] == want["ranges"]
+    assert batch["counters"] == want["counters"]
+    assert [e for e in got["errors"] if "reader process failed (killed by signal 9)" in e], got["errors"]

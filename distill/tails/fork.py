@@ -17,8 +17,9 @@ None and does the work itself.
 
 from __future__ import annotations
 
-import os
 import marshal
+import os
+import signal
 from collections.abc import Callable
 from typing import Any
 
@@ -74,7 +75,7 @@ class Child:
     def result(self) -> list | None:
         """The child's list, or None (``failure`` says why) if it did not finish."""
         if self.pid < 0:
-            os.close(self.fd)
+            self.close()
             return None
         chunks = []
         try:
@@ -84,7 +85,9 @@ class Child:
             self.failure = f"reading its pipe failed: {exc}"
         finally:
             os.close(self.fd)
+            self.fd = -1
         _, status = os.waitpid(self.pid, 0)
+        self.pid = -1
         code = os.waitstatus_to_exitcode(status)
         if code != 0:
             self.failure = f"exit status {code}" if code > 0 else f"killed by signal {-code}"
@@ -95,6 +98,17 @@ class Child:
         except Exception as exc:  # noqa: BLE001
             self.failure = f"its result did not load: {exc}"
             return None
+
+
+    def close(self) -> None:
+        """Stop the child if its result was not collected (the caller failed half-way)."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+        if self.pid > 0:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+            self.pid = -1
 
 
 def _max_fd() -> int:

@@ -266,16 +266,21 @@ class TailWalk:
         n = processes(sum(v.size for v in visits)) if len(visits) > 1 else 1
         parts = _split(visits, n) if n > 1 else [visits]
         children = [Child.start(self._record, part) if any(map(_forkable, part)) else None for part in parts[1:]]
-        for v in parts[0]:
-            self._run(v)
-        for part, child in zip(parts[1:], children):
-            records = child.result() if child is not None else None
-            if records is None:
+        try:
+            for v in parts[0]:
+                self._run(v)
+            for part, child in zip(parts[1:], children):
+                records = child.result() if child is not None else None
+                if records is None:
+                    if child is not None:
+                        self._child_failed(child.failure)
+                    records = [None] * len(part)
+                for v, record in zip(part, records):
+                    self._apply(v, record)
+        finally:  # a read here failed: no reader may wait on its pipe for as long as we live
+            for child in children:
                 if child is not None:
-                    self._child_failed(child.failure)
-                records = [None] * len(part)
-            for v, record in zip(part, records):
-                self._apply(v, record)
+                    child.close()
 
     def _record(self, v: _Visit) -> tuple | None:
         """In a forked reader: read one file as :meth:`_run` would, with what this process read
