@@ -16,21 +16,20 @@ truncation and rewrites, format detection, the per-agent message cap, and the tu
 new range. The batch ledger (:mod:`distill.tails.ledger`) writes what it collected; a dry
 run (``backfill --dry-run``) only counts it, so an estimate cannot drift from a real run.
 
-A walk reads on more than one core when that pays. It first visits every discovered file
-in order, settling its entry (new, renamed, replaced) without reading content; then it
-reads. With at least ``FORK_MIN_BYTES`` to read, an idle core, one thread in this process
-and ``os.fork`` (:func:`processes`), the ordered reads are cut into contiguous parts of about
-equal bytes, and a forked reader (:mod:`distill.tails.fork`) reads each later part while
-this process reads the first. A reader sends back, per file and in order, what the read
-changed (:class:`_Record`: the entry, counters, errors, ranges, messages); this process then
-applies the records in order, as if it had read those files itself, so the batch and the
-cursor are byte for byte those of one process (``tests/test_parallel_read.py``). What a
-forked reader cannot know is the per-agent message cap: it reads with the room its own
-earlier files left, and a record that would not fit the room left here is read again here;
-the agent's later files are then skipped, as before. Reads that touch the digests of
-committed turns (renamed, replaced or rewritten files, archives) stay in this process. A
-reader that fails or dies costs only time: this process reads its part itself, and the run
-counts ``reader_process_failed``.
+A walk reads on two cores when that pays. It first visits every discovered file in order,
+settling its entry (new, renamed, replaced) without reading content; then it reads. With at
+least ``FORK_MIN_BYTES`` to read, an idle core, one thread in this process and ``os.fork``
+(:func:`processes`), a forked reader (:mod:`distill.tails.fork`) takes the ordered reads
+from the end while this process goes on from the start; they meet where their speeds put
+them. The reader sends back, per file, what the read changed (:class:`_Record`: the entry,
+counters, errors, ranges, messages); this process applies the records in order, as if it
+had read those files itself, so the batch and the cursor are byte for byte those of one
+process (``tests/test_parallel_read.py``). What the reader cannot know is the per-agent
+message cap: it reads each file with the agent's full room, and a record that would not fit
+the room left here is read again here; the agent's later files are then skipped, as before.
+Reads that touch the digests of committed turns (renamed, replaced or rewritten files,
+archives) stay in this process. A reader that fails or dies costs only time: this process
+reads what it left, and the run counts ``reader_process_failed``.
 """
 
 from __future__ import annotations
@@ -260,51 +259,52 @@ class TailWalk:
 
     # the reads, on one core or more
     def _read_all(self, visits: list[_Visit]) -> None:
-        """Finish the visits in order. When there is enough to read, later parts of the list
-        are read ahead by forked processes (:func:`processes`) while this one reads the first
-        part; their records are then applied in order as if read here (see :meth:`_apply`)."""
-        n = processes(sum(v.size for v in visits)) if len(visits) > 1 else 1
-        parts = _split(visits, n) if n > 1 else [visits]
-        children = [Child.start(self._record, part) if any(map(_forkable, part)) else None for part in parts[1:]]
-        try:
-            for v in parts[0]:
+        """Finish the visits in order. When there is enough to read (:func:`processes`), a
+        forked reader takes them from the end while this process goes on from the start;
+        where they meet, this one applies the reader's records in order, as if read here
+        (see :meth:`_apply`), and does itself whatever the reader did not."""
+        if len(visits) < 2 or processes(sum(v.size for v in visits)) < 2 or not any(map(_forkable, visits)):
+            for v in visits:
                 self._run(v)
-            for part, child in zip(parts[1:], children):
-                records = child.result() if child is not None else None
-                if records is None:
-                    if child is not None:
-                        self._child_failed(child.failure)
-                    records = [None] * len(part)
-                for v, record in zip(part, records):
-                    self._apply(v, record)
-        finally:  # a read here failed: no reader may wait on its pipe for as long as we live
-            for child in children:
-                if child is not None:
-                    child.close()
+            return
+        child = Child.start(self._record, visits)
+        try:
+            i = 0
+            while i < len(visits) and i < child.claimed():
+                child.announce(i)
+                self._run(visits[i])
+                i += 1
+            records = child.result() if i < len(visits) else None
+            if records is None and i < len(visits):
+                self._child_failed(child.failure)
+            for j in range(i, len(visits)):
+                self._apply(visits[j], (records or {}).get(j))
+        finally:  # a read here failed: the reader must not wait on its pipe for as long as we live
+            child.close()
 
     def _record(self, v: _Visit) -> tuple | None:
-        """In a forked reader: read one file as :meth:`_run` would, with what this process read
-        before it as the only earlier files, and return everything the read changed (a
-        :class:`_Record` as a plain tuple, for the pipe); None for a visit to be done by the
-        parent (see :func:`_forkable`) and for an agent this reader found capped."""
-        if not _forkable(v) or v.agent in self.capped:
+        """In a forked reader: read one file as :meth:`_run` would if it were the first of its
+        agent (the full room for messages), and return everything the read changed (a
+        :class:`_Record` as a plain tuple, for the pipe); None for a visit the parent must do
+        (see :func:`_forkable`)."""
+        if not _forkable(v):
             return None
         self.counters, self.errors, self.ranges, self.files_read = Counter(), [], [], set()
+        self.messages, self.capped = {}, set()
         self.dirty, self.bytes, self.fed = False, 0, 0
         agent = v.entry["agent"]
-        had = len(self.messages.get(agent, ()))
-        room = self.settings.max_messages_per_agent - had
         self.read(v.key, v.entry, final=False, moved=False)
         return tuple(_Record(v.entry, dict(self.counters), self.errors, self.dirty, self.ranges,
-                             self.messages.get(agent, [])[had:], v.key in self.files_read, self.bytes,
-                             agent in self.capped, room, self.fed))
+                             self.messages.get(agent, []), v.key in self.files_read, self.bytes,
+                             agent in self.capped, self.settings.max_messages_per_agent, self.fed))
 
     def _apply(self, v: _Visit, record: tuple | None) -> None:
         """Take a forked reader's record of ``v`` as this walk's own read of it. The record is
         what a read here gives unless the agent's message cap cut in differently: it was read
         with ``rec.room`` messages of room, and it fits if that is the room here or it was not
         capped and fed fewer turns than the room here. Otherwise the file is read again here,
-        and a visit without a record (not forkable, or the reader failed) is done here."""
+        and a visit without a record (not forkable, not reached, or the reader failed) is done
+        here."""
         if record is None:
             self._run(v)
             return
@@ -642,14 +642,13 @@ class _Record(NamedTuple):
 # Below this many bytes to read, one process: a fork, the pipe and loading the records cost
 # more than half the read saves (measured: see docs/tails.md "Reading on more than one core").
 FORK_MIN_BYTES = 8 << 20
-MAX_PROCESSES = 4
 PROCESSES_ENV = "DISTILL_READ_PROCESSES"
 
 
 def processes(size: int) -> int:
-    """How many processes read a walk of ``size`` bytes: one below FORK_MIN_BYTES, else one
-    per idle core (with this one), at most MAX_PROCESSES. ``DISTILL_READ_PROCESSES=1`` keeps
-    every walk in one; ``=N`` forces N whatever the size and load (the tests compare both).
+    """How many processes read a walk of ``size`` bytes: one below FORK_MIN_BYTES or without
+    an idle core, else two. ``DISTILL_READ_PROCESSES=1`` keeps every walk in one; ``=2``
+    forks whatever the size and load (the tests compare both).
     One, always, where fork is missing or unsafe: another thread alive in this process (the
     daemon's watchers, a native library's pool) could hold a lock the child would then wait
     on forever."""
@@ -659,7 +658,7 @@ def processes(size: int) -> int:
     elif size < FORK_MIN_BYTES:
         return 1
     else:
-        n = min(_idle_cores() + 1, MAX_PROCESSES)
+        n = min(_idle_cores() + 1, 2)  # one reader from each end: two
     if n <= 1 or not hasattr(os, "fork") or _threads() != 1:
         return 1
     return n
@@ -700,20 +699,6 @@ def _forkable(v: _Visit) -> bool:
     walk's collections. Renamed and replaced files may drop or copy seen digests, and a
     file being re-read after a rewrite consults them: those stay in this process."""
     return v.read and not v.moved and v.copy_from is None and not v.entry.get("rewritten")
-
-
-def _split(visits: list[_Visit], n: int) -> list[list[_Visit]]:
-    """``visits`` in ``n`` contiguous parts of about equal bytes to read (fewer if one file
-    outweighs the rest: a file is never split)."""
-    total = sum(v.size for v in visits)
-    parts: list[list[_Visit]] = [[]]
-    done = 0
-    for v in visits:
-        if len(parts) < n and done >= total * len(parts) / n and parts[-1]:
-            parts.append([])
-        parts[-1].append(v)
-        done += v.size
-    return parts
 
 
 def dry_walks(settings: Settings, cursor: Cursor, *,
