@@ -15,6 +15,21 @@ still be being written, so:
 truncation and rewrites, format detection, the per-agent message cap, and the turns of each
 new range. The batch ledger (:mod:`distill.tails.ledger`) writes what it collected; a dry
 run (``backfill --dry-run``) only counts it, so an estimate cannot drift from a real run.
+
+A walk reads on two cores when that pays. It first visits every discovered file in order,
+settling its entry (new, renamed, replaced) without reading content; then it reads. With at
+least ``FORK_MIN_BYTES`` to read, an idle core, one thread in this process and ``os.fork``
+(:func:`processes`), a forked reader (:mod:`distill.tails.fork`) takes the ordered reads
+from the end while this process goes on from the start; they meet where their speeds put
+them. The reader sends back, per file, what the read changed (:class:`_Record`: the entry,
+counters, errors, ranges, messages); this process applies the records in order, as if it
+had read those files itself, so the batch and the cursor are byte for byte those of one
+process (``tests/test_parallel_read.py``). What the reader cannot know is the per-agent
+message cap: it reads each file with the agent's full room, and a record that would not fit
+the room left here is read again here; the agent's later files are then skipped, as before.
+Reads that touch the digests of committed turns (renamed, replaced or rewritten files,
+archives) stay in this process. A reader that fails or dies costs only time: this process
+reads what it left, and the run counts ``reader_process_failed``.
 """
 
 from __future__ import annotations
@@ -24,9 +39,11 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from ..config import Settings
 from ..errors import DistillError
+from .fork import Child
 from .cursor import HEAD_BYTES, Cursor, FileEntry, SeenTurns, file_key, head_hash, new_entry, turn_digest
 
 # Small enough that a block stays in a core's L2 cache while its lines are scanned (a 1 MiB
@@ -35,6 +52,8 @@ from .cursor import HEAD_BYTES, Cursor, FileEntry, SeenTurns, file_key, head_has
 BLOCK_SIZE = 1 << 18
 
 _WHITESPACE = b" \t\n\r\x0b\x0c"  # what bytes.isspace() counts as space
+
+PARSER_ERRORS_SHOWN = 5  # a run names its first five parser errors; the counter has them all
 
 
 class TailReader:
@@ -157,6 +176,7 @@ class TailWalk:
         self._by_path: dict[str, str] | None = None
         self.files_read: set[str] = set()  # keys of the files whose range it moved
         self.bytes = 0
+        self.fed = 0  # turns the last read's lines gave before its parser finished (see _apply)
 
     def walk(self, only_files: set[Path] | None = None,
              file_filter: Callable[[Path, os.stat_result], bool] | None = None) -> None:
@@ -164,6 +184,7 @@ class TailWalk:
         skips files it rejects), and settle the tracked files the walk did not find."""
         only_keys, only_paths = _only(only_files)
         found: set[str] = set()
+        visits: list[_Visit] = []
         for sf in _walk(self.settings, only_files, self.counters, self.errors):
             key = sf.key
             if only_keys is not None and key not in only_keys:
@@ -171,7 +192,10 @@ class TailWalk:
             if file_filter is not None and not file_filter(Path(sf.path), sf.st):
                 continue
             found.add(key)
-            self.visit(key, sf.path, sf.agent, sf.format, sf.st)
+            v = self.visit(key, sf.path, sf.agent, sf.format, sf.st)
+            if v is not None:
+                visits.append(v)
+        self._read_all(visits)
         if file_filter is None or only_paths is not None:  # a filtered walk cannot tell "gone"
             for key in [k for k in self.cursor.files if k not in found]:
                 if only_paths is None or self.cursor.files[key]["path"] in only_paths:
@@ -186,40 +210,133 @@ class TailWalk:
         return sum(len(m) for m in self.messages.values())
 
     # one discovered file
-    def visit(self, key: str, path: str, agent: str, fmt: str, st: os.stat_result) -> None:
+    def visit(self, key: str, path: str, agent: str, fmt: str, st: os.stat_result) -> _Visit | None:
+        """Settle the file's entry (new, renamed, replaced) and say what is left to do for it,
+        without reading it: the reads come after every visit, on one core or more."""
         entry = self.cursor.files.get(key)
         moved = False
+        counts: tuple[str, ...] = ()
+        copy_from = None
         if entry is None:
             entry = new_entry(path, agent, None if fmt == "auto" else fmt)
-            self._replaces(key, entry, path)
+            copy_from = self._replaces(key, entry, path)
+            if copy_from is not None:
+                counts = ("replaced",)
             self.cursor.files[key] = entry
             self.dirty = True
         elif entry["path"] != path:
             moved = True
-            self.counters["renamed"] += 1
+            counts = ("renamed",)
             entry["path"], entry["agent"] = path, agent
             entry.pop("archived", None)
             self.dirty = True
         if entry["pending"]:
-            self.counters["files_waiting_on_pending"] += 1
-            return
+            return _Visit(key, entry, agent, moved, copy_from, (*counts, "files_waiting_on_pending"), False, 0)
         if entry["size"] == st.st_size and entry["mtime"] == st.st_mtime_ns:
-            return
-        if agent in self.capped:
-            return
-        self.read(key, entry, final=False, moved=moved)
+            return _Visit(key, entry, agent, moved, copy_from, counts, False, 0) if counts else None
+        return _Visit(key, entry, agent, moved, copy_from, counts, True, max(st.st_size - entry["offset"], 0))
 
-    def _replaces(self, key: str, entry: FileEntry, path: str) -> None:
+    def _run(self, v: _Visit) -> None:
+        """Finish a visit here, in its turn: what the sequential walk did right after it."""
+        for name in v.counts:
+            self.counters[name] += 1
+        if v.copy_from is not None:
+            self.seen.copy(v.copy_from, v.key)
+        if v.read and v.agent not in self.capped:
+            self.read(v.key, v.entry, final=False, moved=v.moved)
+
+    def _replaces(self, key: str, entry: FileEntry, path: str) -> str | None:
         """A new inode at a tracked path: the file was rewritten by write-then-rename. Its turns
-        already committed under the old inode are not distilled again."""
+        already committed under the old inode are not distilled again: returns the old key,
+        whose digests are copied before the file is read."""
         if self._by_path is None:
             self._by_path = {e["path"]: k for k, e in self.cursor.files.items()}
         old = self._by_path.get(path)
         if old is None or old == key:
-            return
-        self.seen.copy(old, key)
+            return None
         entry["rewritten"] = True
-        self.counters["replaced"] += 1
+        return old
+
+    # the reads, on one core or more
+    def _read_all(self, visits: list[_Visit]) -> None:
+        """Finish the visits in order. When there is enough to read (:func:`processes`), a
+        forked reader takes them from the end while this process goes on from the start;
+        where they meet, this one applies the reader's records in order, as if read here
+        (see :meth:`_apply`), and does itself whatever the reader did not."""
+        if len(visits) < 2 or processes(sum(v.size for v in visits)) < 2 or not any(map(_forkable, visits)):
+            for v in visits:
+                self._run(v)
+            return
+        child = Child.start(self._record, visits)
+        try:
+            i = 0
+            while i < len(visits) and i < child.claimed():
+                child.announce(i)
+                self._run(visits[i])
+                i += 1
+            records = child.result() if i < len(visits) else None
+            if records is None and i < len(visits):
+                self._child_failed(child.failure)
+            for j in range(i, len(visits)):
+                self._apply(visits[j], (records or {}).get(j))
+        finally:  # a read here failed: the reader must not wait on its pipe for as long as we live
+            child.close()
+
+    def _record(self, v: _Visit) -> tuple | None:
+        """In a forked reader: read one file as :meth:`_run` would if it were the first of its
+        agent (the full room for messages), and return everything the read changed (a
+        :class:`_Record` as a plain tuple, for the pipe); None for a visit the parent must do
+        (see :func:`_forkable`)."""
+        if not _forkable(v):
+            return None
+        self.counters, self.errors, self.ranges, self.files_read = Counter(), [], [], set()
+        self.messages, self.capped = {}, set()
+        self.dirty, self.bytes, self.fed = False, 0, 0
+        agent = v.entry["agent"]
+        self.read(v.key, v.entry, final=False, moved=False)
+        return tuple(_Record(v.entry, dict(self.counters), self.errors, self.dirty, self.ranges,
+                             self.messages.get(agent, []), v.key in self.files_read, self.bytes,
+                             agent in self.capped, self.settings.max_messages_per_agent, self.fed))
+
+    def _apply(self, v: _Visit, record: tuple | None) -> None:
+        """Take a forked reader's record of ``v`` as this walk's own read of it. The record is
+        what a read here gives unless the agent's message cap cut in differently: it was read
+        with ``rec.room`` messages of room, and it fits if that is the room here or it was not
+        capped and fed fewer turns than the room here. Otherwise the file is read again here,
+        and a visit without a record (not forkable, not reached, or the reader failed) is done
+        here."""
+        if record is None:
+            self._run(v)
+            return
+        rec = _Record(*record)  # a forkable visit: no counts to raise, no digests to copy
+        if v.agent in self.capped:
+            return
+        agent = v.entry["agent"]
+        room = self.settings.max_messages_per_agent - len(self.messages.get(agent, ()))
+        if not (rec.room == room or (not rec.capped and rec.fed < room)):
+            self.read(v.key, v.entry, final=False, moved=False)
+            return
+        v.entry.clear()
+        v.entry.update(rec.entry)
+        shown = self.counters["parser_error"]
+        self.counters.update(rec.counters)
+        # a parsed file's errors are all parser errors (a file is parsed only once its format
+        # is known): keep as many as the run-wide cap of _parser_error still allows
+        self.errors += rec.errors[:max(0, PARSER_ERRORS_SHOWN - shown)] if rec.counters.get("parser_error") else rec.errors
+        self.dirty |= rec.dirty
+        self.ranges += rec.ranges
+        if rec.messages:
+            self.messages.setdefault(agent, []).extend(rec.messages)
+        if rec.read:
+            self.files_read.add(v.key)
+            self.bytes += rec.bytes
+        if rec.capped:
+            self.capped.add(agent)
+
+    def _child_failed(self, why: str) -> None:
+        self.counters["reader_process_failed"] += 1
+        if self.counters["reader_process_failed"] == 1:
+            self.errors.append(f"a second reader process failed ({why}); this one read its files instead")
 
     # a tracked file the walk did not find
     def missing(self, key: str) -> None:
@@ -342,6 +459,7 @@ class TailWalk:
                             skip_first=bool(entry.get("skip")), final=final)
         room = self.settings.max_messages_per_agent - len(self.messages.get(agent, ()))
         turns, cap = self._parse(entry["path"], fmt.could_yield_at, parser.feed, reader, room)
+        self.fed = len(turns)
         capped = cap is not None
         end, too_long = cap if cap is not None else (reader.end, reader.too_long)
         try:
@@ -417,7 +535,7 @@ class TailWalk:
 
     def _parser_error(self, path: str, offset: int, exc: Exception) -> None:
         self.counters["parser_error"] += 1
-        if self.counters["parser_error"] <= 5:
+        if self.counters["parser_error"] <= PARSER_ERRORS_SHOWN:
             self.errors.append(f"{path} at byte {offset}: the {type(exc).__name__} parser error "
                                f"'{exc}' skipped this line; please report it")
 
@@ -490,6 +608,97 @@ def _only(only_files: set[Path] | None) -> tuple[set[str] | None, set[str] | Non
     return keys, paths
 
 
+
+
+# --- reading on more than one core ---------------------------------------------------------
+
+class _Visit(NamedTuple):
+    """A discovered file as :meth:`TailWalk.visit` left it: what remains to do, in order."""
+    key: str
+    entry: FileEntry
+    agent: str  # as discovered (the cap is checked on it, as before the split)
+    moved: bool
+    copy_from: str | None  # a replaced file: the old key whose seen digests it inherits
+    counts: tuple[str, ...]  # counters the visit raised, raised in its turn (keeps their order)
+    read: bool
+    size: int  # bytes to read, about
+
+
+class _Record(NamedTuple):
+    """What reading one file changed, as a forked reader sends it back."""
+    entry: FileEntry
+    counters: dict[str, int]  # in the order they were first raised
+    errors: list[str]
+    dirty: bool
+    ranges: list[dict]
+    messages: list[dict]
+    read: bool  # the range moved (``files_read``)
+    bytes: int
+    capped: bool
+    room: int  # the agent's room for messages it was read with
+    fed: int
+
+
+# Below this many bytes to read, one process: a fork, the pipe and loading the records cost
+# more than half the read saves (measured: see docs/tails.md "Reading on more than one core").
+FORK_MIN_BYTES = 8 << 20
+PROCESSES_ENV = "DISTILL_READ_PROCESSES"
+
+
+def processes(size: int) -> int:
+    """How many processes read a walk of ``size`` bytes: one below FORK_MIN_BYTES or without
+    an idle core, else two. ``DISTILL_READ_PROCESSES=1`` keeps every walk in one; ``=2``
+    forks whatever the size and load (the tests compare both).
+    One, always, where fork is missing or unsafe: another thread alive in this process (the
+    daemon's watchers, a native library's pool) could hold a lock the child would then wait
+    on forever."""
+    forced = os.environ.get(PROCESSES_ENV, "").strip()
+    if forced.isdigit():
+        n = int(forced)
+    elif size < FORK_MIN_BYTES:
+        return 1
+    else:
+        n = min(_idle_cores() + 1, 2)  # one reader from each end: two
+    if n <= 1 or not hasattr(os, "fork") or _threads() != 1:
+        return 1
+    return n
+
+
+def _idle_cores() -> int:
+    """Cores nothing else wants right now, this process aside. A second reader only pays on
+    an idle core: on a busy machine the scheduler shares CPU time between sessions (Linux
+    autogroups), not processes, so the fork would win no time and cost some (measured: 10-30%
+    slower with the load at 5 on two cores)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    try:
+        with open("/proc/loadavg", "rb") as f:  # "1.05 0.98 0.90 2/345 6789": 2 runnable now, this one too
+            busy = int(f.read().split()[3].split(b"/")[0]) - 1
+    except (OSError, IndexError, ValueError):
+        try:
+            busy = round(os.getloadavg()[0])
+        except OSError:
+            return 0
+    return max(cores - 1 - busy, 0)
+
+
+def _threads() -> int:
+    """Threads of this process, native ones included where the system tells."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        import threading
+
+        return threading.active_count()
+
+
+def _forkable(v: _Visit) -> bool:
+    """A read a forked process can do: one whose only effects are on its own entry and the
+    walk's collections. Renamed and replaced files may drop or copy seen digests, and a
+    file being re-read after a rewrite consults them: those stay in this process."""
+    return v.read and not v.moved and v.copy_from is None and not v.entry.get("rewritten")
 
 
 def dry_walks(settings: Settings, cursor: Cursor, *,

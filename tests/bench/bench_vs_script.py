@@ -9,6 +9,9 @@ and pass its path with ``--script`` or ``JSONL_DISTILL_SCRIPT``.
 
 Every figure is the median wall time of a subprocess (interpreter start-up included), the two
 programs interleaved, repeated ``--repeat`` times, reported as a ratio measured in this run:
+(``run`` also with two reader processes and with one, ``DISTILL_READ_PROCESSES=2`` / ``=1``,
+to show what reading on a second core gives; by default it forks only when a core is idle,
+so on a busy machine the default is the one-process figure):
 
 1. ``run`` over (a) a generated text-heavy OpenClaw corpus and (b) today's corpus shape
    (``bench_tail.make_corpus``: base64 images and long tool outputs). Both read every file
@@ -189,18 +192,18 @@ def regular_install(work: Path) -> Python:
     return Python("regular", str(exe), work, None)
 
 
-def env() -> dict:
-    return PY.env()
+def env(**extra: str) -> dict:
+    return PY.env() | extra
 
 
-def timed(cmd: list[str]) -> tuple[float, str]:
-    return timed_cpu(cmd)[::2]
+def timed(cmd: list[str], **extra: str) -> tuple[float, str]:
+    return timed_cpu(cmd, **extra)[::2]
 
 
-def timed_cpu(cmd: list[str]) -> tuple[float, float, str]:
+def timed_cpu(cmd: list[str], **extra: str) -> tuple[float, float, str]:
     """Wall time, CPU time (user + system; steadier than wall on a busy machine) and stdout."""
     r0, t = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env(), cwd=PY.cwd)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env(**extra), cwd=PY.cwd)
     dt, r1 = time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-2000:]}")
@@ -235,22 +238,26 @@ def compare_run(name: str, script: Path, corpus: Path, work: Path, repeat: int) 
     total = sum(p.stat().st_size for p in paths)
     biggest = max(p.stat().st_size for p in paths) + 1  # the script reads this much per file at once
     subprocess.run(["cat", *map(str, paths)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
-    ours, theirs, turns = [], [], 0
+    ours, two, one, theirs, turns = [], [], [], [], 0
     for _ in range(repeat):
-        shutil.rmtree(work / "d", ignore_errors=True)
-        dt, out = timed(distill_cmd(work / "d", agents, "run", "--json"))
-        res = json.loads(out)
-        assert res["summary"]["bytes"] == total, f"distill read {res['summary']['bytes']} of {total} bytes"
-        turns = res["summary"]["turns"]
-        ours.append(dt)
+        for times, extra in ((ours, {}), (two, {"DISTILL_READ_PROCESSES": "2"}), (one, {"DISTILL_READ_PROCESSES": "1"})):
+            shutil.rmtree(work / "d", ignore_errors=True)
+            dt, out = timed(distill_cmd(work / "d", agents, "run", "--json"), **extra)
+            res = json.loads(out)
+            assert res["summary"]["bytes"] == total, f"distill read {res['summary']['bytes']} of {total} bytes"
+            turns = res["summary"]["turns"]
+            times.append(dt)
         seed_script_cursor(work / "s", agents, at_end=False)
         dt, out = timed(script_cmd(script, work / "s", agents, "run", "--max-bytes-per-file", str(biggest),
                                    "--max-messages-per-agent", UNBOUNDED))
         assert json.loads(out)["action"] == "created"
         theirs.append(dt)
-    d, s = statistics.median(ours), statistics.median(theirs)
+    d, d2, d1, s = (statistics.median(t) for t in (ours, two, one, theirs))
     return [(f"{name}: {len(paths)} files, {total / MB:.0f} MiB, distill {turns} turns", "", ""),
-            ("  distill run", f"{d:.3f} s", f"median of {repeat}"),
+            ("  distill run (forks a second reader when a core is idle)", f"{d:.3f} s", f"median of {repeat}"),
+            ("  distill run, two reader processes (DISTILL_READ_PROCESSES=2)", f"{d2:.3f} s", f"median of {repeat}"),
+            ("  distill run, one reader process (DISTILL_READ_PROCESSES=1)", f"{d1:.3f} s",
+             f"median of {repeat}; two are {d1 / d2:.2f}x faster"),
             ("  jsonl_distill.py run", f"{s:.3f} s", f"median of {repeat}"),
             ("  speed-up (target >= 3x)", f"{s / d:.2f}x", "")]
 
