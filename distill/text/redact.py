@@ -551,8 +551,6 @@ _DIGITS = frozenset("0123456789")
 
 
 def _phones(text: str, counts: Counter) -> list[Span]:
-    import phonenumbers  # loaded on the first text that holds a candidate
-
     spans: list[Span] = []
     for m in _PHONE.finditer(text):
         cand = m[0]
@@ -567,6 +565,8 @@ def _phones(text: str, counts: Counter) -> list[Span]:
             region = "US"
         else:
             continue  # bare digit runs are ids, ports, timestamps
+        import phonenumbers  # ~70 ms: loaded on the first candidate, not on every text with 8 digits
+
         try:
             number = phonenumbers.parse(cand, region)
         except phonenumbers.NumberParseException:
