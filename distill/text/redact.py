@@ -438,17 +438,17 @@ def _assignment(text: str, lower: str, p: int, counts: Counter) -> Span | None:
         k -= 1
         if k > 0 and text[k - 1] == "\\":
             k -= 1
-    name_end, s = k, k
-    while s > 0 and text[s - 1] in _NAME_CHARS and name_end - s < 64:
-        s -= 1
-    if s == name_end or (s > 0 and text[s - 1] in _NAME_CHARS):
+    window = text[max(0, k - 65) : k]
+    n = len(window) - len(window.rstrip(_NAME_CHARS_STR))  # the name's length, up to 65 (one scan in C)
+    if n == 0 or n > 64:
         return None  # no name, or an unusually long one
+    name_end, s = k, k - n
     if not lower.endswith(_NAME_ENDS, s, name_end) or not _SECRET_NAME.fullmatch(text, s, name_end):
         return None
     return _assigned_value(_SEP_VALUE.match(text, p), counts)
 
 
-_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_NAME_CHARS_STR = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 
 
 def _cli_flag(text: str, p: int, counts: Counter) -> Span | None:
