@@ -229,13 +229,15 @@ def may_hold_secret(text: str) -> bool:
 
     Why False is safe. Every rule starts from a literal anchor, and the rules fall in two
     groups. (1) Those that need a word (``str.split``) of 16 characters or more: every
-    provider token, JWT, base64 credential and detect-secrets pattern (each matches 16+
-    characters without whitespace). (2) Those that need no long word: ``NAME=value`` /
-    ``NAME: value`` / ``--flag value`` (a ":", "=" or "--"), e-mail ("@"), password phrases
-    ("pass"/"Pass"/"PASS"/"pwd", "密", "口令"), ``mysql -p`` / ``curl -u`` ("-p", "-u"),
-    phone numbers (8 digits), and URL passwords and bearer tokens (a ":" with a 16-char word).
-    So text with only short words and none of group (2)'s anchors holds nothing (test 1);
-    text with a long word holds nothing when it holds no anchor of either group (test 2).
+    provider token, JWT, bearer credential, chat id, AWS or Heroku secret, and detect-secrets
+    (each value they accept is 16+ characters without whitespace; detect-secrets and base64
+    credentials are only asked then, or on "=="). (2) The rest, each with an anchor of its
+    own: ``NAME=value`` / ``NAME: value`` / ``--flag value``, URL passwords and query tokens,
+    key-block tails and Telegram ids (a ":", "=" or "--"), e-mail ("@"), password phrases
+    ("pass"/"pwd" in any case, "密", "口令"), ``mysql -p`` / ``sshpass -p`` / ``curl -u``
+    ("-p", "-u"), phone numbers (8 digits). So text with only short words and none of group
+    (2)'s anchors holds nothing (test 1); text with a long word holds nothing when it holds
+    no anchor of either group (test 2).
 
     - ASCII text: one ``translate`` keeps only ``:=@-`` and digits; fewer than 8 bytes left,
       all digits, means no ":", "=", "@", "-" (so no "--", "-p", "-u") and under 8 digits;
