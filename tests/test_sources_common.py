@@ -273,3 +273,11 @@ def test_a_trace_quotes_the_first_line_that_mentions_an_error():
     for _ in range(5000):
         output = "".join(rng.choice(words) + rng.choice(breaks) for _ in range(rng.randint(0, 10)))
         assert first_error_line(output) == by_lines(output), repr(output)
+
+
+def test_the_written_out_unicode_spaces_are_every_one_str_strip_drops():
+    """toolfail's bytes pre-test must know every non-ASCII space ``str.strip`` drops (a header
+    can hide behind one); the list is written out for speed, so check it against Python's."""
+    from distill.sources.toolfail import _UNICODE_SPACES
+
+    assert _UNICODE_SPACES == tuple(chr(i).encode() for i in range(0x80, 0x110000) if chr(i).isspace())

@@ -21,7 +21,7 @@ from ..model import Role, Turn, TurnLimits
 from ..text import LazyPattern
 from ..text.envelopes import Author, attribute
 from ..text.noise import clip, is_noise, strip_injected
-from ..text.redact import redact
+from ..text.redact import may_hold_secret, redact
 
 # Who actually wrote a turn (``Author``, defined with the rules that find it in envelopes.py).
 # ``role`` is the transcript's own label (kept for the batch file's old keys); ``author`` is
@@ -99,9 +99,10 @@ def finish_text(
     text, clipped = clip(text, limits.max_tool_trace_chars if trace else limits.max_turn_chars)
     if clipped:
         counters["clipped"] += 1
-    text, found = redact(text)
-    for kind, n in found.items():
-        counters[f"redacted:{kind}"] += n
+    if may_hold_secret(text):
+        text, found = redact(text)
+        for kind, n in found.items():
+            counters[f"redacted:{kind}"] += n
     return text
 
 

@@ -59,11 +59,6 @@ class OpenClawFormat:
 
     def could_yield_at(self, buf: bytes, s: int, e: int) -> bool:
         """``could_yield(buf[s:e])`` without copying the line out of the block it was read in."""
-        m = _USUAL_TOOL_RESULT.match(buf, s, e)
-        if m is not None:  # most lines of a transcript: decided in a few steps
-            verdict = _usual_tool_result_may_fail(buf, s, e, m)
-            if verdict is not None:
-                return verdict
         if not buf.startswith(_MESSAGE, s, e):
             if not buf.startswith(_HEAD, s, e):
                 return True  # unusual writer or a damaged line: let the parser decide and count
@@ -74,6 +69,13 @@ class OpenClawFormat:
             return True
         rs = r + len(_ROLE_AT)
         if buf.startswith(b'toolResult"', rs, e):
+            # the role found here is the one the regex finds (no quote before it), so this
+            # asks the same lines the regex could have matched
+            m = _USUAL_TOOL_RESULT.match(buf, s, e)
+            if m is not None:  # most tool results: decided in a few steps
+                verdict = _usual_tool_result_may_fail(buf, s, e, m)
+                if verdict is not None:
+                    return verdict
             return _tool_result_may_fail(buf, s, e)
         if buf.startswith(b'assistant","content":[{', rs, e):  # blocks: only text blocks make a turn
             return buf.find(b'"type":"text"', s, e) >= 0
@@ -242,9 +244,13 @@ def _content_text(content: object) -> str:
         return content
     if not isinstance(content, list):
         return ""
-    return "\n\n".join(
-        b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-    )
+    texts = []
+    for b in content:  # a loop, not a generator: most lists are one or two blocks
+        if isinstance(b, dict) and b.get("type") == "text":
+            text = b.get("text")
+            if isinstance(text, str):
+                texts.append(text)
+    return texts[0] if len(texts) == 1 else "\n\n".join(texts)
 
 
 def _first_text(content: object) -> str:

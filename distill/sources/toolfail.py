@@ -211,8 +211,10 @@ def _odd_escape(line: bytes) -> bool:
 
 
 _KELVIN = "\u212a".encode()
-# UTF-8 of the non-ASCII characters str.strip() drops (U+0085, U+00A0, U+1680, U+2000-U+200A, …)
-_UNICODE_SPACES = tuple(chr(i).encode() for i in range(0x80, 0x3001) if chr(i).isspace())
+# UTF-8 of the non-ASCII characters str.strip() drops, written out (deriving them walked 12k
+# code points on every run); test_sources_common checks the list against str.isspace()
+_UNICODE_SPACES = tuple(c.encode() for c in "\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+                                            "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
 _SPACE_LEADS = frozenset(s[:1] for s in _UNICODE_SPACES)  # their first bytes: most lines are ruled out by one
 
 

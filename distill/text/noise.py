@@ -49,14 +49,15 @@ def strip_injected(text: str) -> str:
         for tag in _INJECTED_TAGS:
             if f"<{tag}>" in text:
                 text = _strip_tag_blocks(text, f"<{tag}>", f"</{tag}>")
-    if "(untrusted" in text or "(metadata" in text:
+    if "(" in text and ("(untrusted" in text or "(metadata" in text):
         text = _strip_untrusted(text)
-    if "[Queued messages while agent was busy]" in text:
-        text = _QUEUED.sub("", text)
-    if text.startswith("["):
-        text = _STAMP.sub("", text, count=1)
-    if "[[" in text:
-        text = _REPLY_TAG.sub("", text)
+    if "[" in text:  # one scan rules out the three below for most turns
+        if "[Queued messages while agent was busy]" in text:
+            text = _QUEUED.sub("", text)
+        if text.startswith("["):
+            text = _STAMP.sub("", text, count=1)
+        if "[[" in text:
+            text = _REPLY_TAG.sub("", text)
     return text.strip()
 
 

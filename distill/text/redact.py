@@ -211,15 +211,63 @@ def removed_values(original: str, clean: str) -> dict[str, str]:
 
 def _redact(text: str) -> tuple[str, Counter]:
     counts: Counter = Counter()
-    if not text:
+    if not may_hold_secret(text):
         return text, counts
-    short = _only_short_words(text)
-    if short and not (":" in text or "=" in text or "--" in text) and not _maybe_personal(text):
-        return text, counts  # every other shape needs a separator or a 16-char run
     ascii_part = text if text.isascii() else text.encode("ascii", "ignore").decode("ascii")
-    if not short and ascii_part is not text and not _holds_an_anchor(text, ascii_part):
-        return text, counts
-    return _run_rules(text, short, frozenset(ascii_part), counts), counts
+    return _run_rules(text, _only_short_words(text), frozenset(ascii_part), counts), counts
+
+
+# what the quick test keeps of ASCII text: the separators the rules start from, and digits
+_SEPARATORS_AND_DIGITS = b":=@-0123456789"
+_NOT_SEPARATOR_OR_DIGIT = bytes(b for b in range(256) if b not in _SEPARATORS_AND_DIGITS)
+_NON_ASCII = bytes(range(128, 256))
+
+
+def may_hold_secret(text: str) -> bool:
+    """Whether any rule could change ``text``; False means ``redact`` returns it untouched,
+    so the caller may skip the call. Most turns say False after a few byte scans.
+
+    Why False is safe. Every rule starts from a literal anchor, and the rules fall in two
+    groups. (1) Those that need a word (``str.split``) of 16 characters or more: every
+    provider token, JWT, bearer credential, chat id, AWS or Heroku secret, and detect-secrets
+    (each value they accept is 16+ characters without whitespace; detect-secrets and base64
+    credentials are only asked then, or on "=="). (2) The rest, each with an anchor of its
+    own: ``NAME=value`` / ``NAME: value`` / ``--flag value``, URL passwords and query tokens,
+    key-block tails and Telegram ids (a ":", "=" or "--"), e-mail ("@"), password phrases
+    ("pass"/"pwd" in any case, "密", "口令"), ``mysql -p`` / ``sshpass -p`` / ``curl -u``
+    ("-p", "-u"), phone numbers (8 digits). So text with only short words and none of group
+    (2)'s anchors holds nothing (test 1); text with a long word holds nothing when it holds
+    no anchor of either group (test 2).
+
+    - ASCII text: one ``translate`` keeps only ``:=@-`` and digits; fewer than 8 bytes left,
+      all digits, means no ":", "=", "@", "-" (so no "--", "-p", "-u") and under 8 digits;
+      "pass"/"pwd" are looked for in the lowercased bytes, as the phrase rules read them;
+      CJK anchors cannot occur. Then only the long-word test is left (as ``_only_short_words``).
+    - Non-ASCII text whose ASCII characters are all whitespace: every anchor but "密"/"口令"
+      is ASCII and not whitespace, and a digit or base64 run is ASCII too, so only those two
+      are looked for, whatever the word lengths.
+    - Anything else: the full tests below (``_maybe_personal``, ``_holds_an_anchor``).
+
+    ``tests/test_redact.py`` checks the promise on the leak corpus, the ordinary lines and
+    random near misses: whenever this says False, no rule matches and ``redact`` changes nothing.
+    """
+    if not text:
+        return False
+    if text.isascii():
+        raw = text.encode("ascii")
+        kept = raw.translate(None, _NOT_SEPARATOR_OR_DIGIT)
+        if not kept or (len(kept) < 8 and kept.isdigit()):
+            low = raw.lower()
+            if b"pass" not in low and b"pwd" not in low:
+                return b"x" * 16 in raw.translate(_WORD_BYTES)
+    elif not text.encode("utf-8", "surrogatepass").translate(None, _NON_ASCII).strip():
+        return "密" in text or "口令" in text
+    short = _only_short_words(text)
+    if short:
+        return ":" in text or "=" in text or "--" in text or _maybe_personal(text)
+    if text.isascii():
+        return True
+    return _holds_an_anchor(text, text.encode("ascii", "ignore").decode("ascii"))
 
 
 def _run_rules(text: str, short: bool, chars: frozenset, counts: Counter) -> str:
@@ -275,9 +323,12 @@ def _holds_an_anchor(text: str, ascii_part: str) -> bool:
 
 
 def _maybe_personal(text: str) -> bool:
-    """Personal data and password phrases need no separator: "+1 415 555 0134", "密码是…"."""
-    return ("@" in text or "pass" in text or "Pass" in text or "PASS" in text or "pwd" in text or "-p" in text
-            or "-u" in text or "密" in text or "口令" in text or _digit_count(text) >= 8)
+    """Personal data and password phrases need no separator: "+1 415 555 0134", "密码是…".
+    "pass"/"pwd" in any case, as the phrase rules read them ("PWD was …" too)."""
+    if "@" in text or "-p" in text or "-u" in text or "密" in text or "口令" in text:
+        return True
+    low = text.lower()
+    return "pass" in low or "pwd" in low or _digit_count(text) >= 8
 
 
 _NOT_DIGIT = bytes(b for b in range(256) if not 48 <= b <= 57)
@@ -389,17 +440,17 @@ def _assignment(text: str, lower: str, p: int, counts: Counter) -> Span | None:
         k -= 1
         if k > 0 and text[k - 1] == "\\":
             k -= 1
-    name_end, s = k, k
-    while s > 0 and text[s - 1] in _NAME_CHARS and name_end - s < 64:
-        s -= 1
-    if s == name_end or (s > 0 and text[s - 1] in _NAME_CHARS):
+    window = text[max(0, k - 65) : k]
+    n = len(window) - len(window.rstrip(_NAME_CHARS_STR))  # the name's length, up to 65 (one scan in C)
+    if n == 0 or n > 64:
         return None  # no name, or an unusually long one
+    name_end, s = k, k - n
     if not lower.endswith(_NAME_ENDS, s, name_end) or not _SECRET_NAME.fullmatch(text, s, name_end):
         return None
     return _assigned_value(_SEP_VALUE.match(text, p), counts)
 
 
-_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_NAME_CHARS_STR = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 
 
 def _cli_flag(text: str, p: int, counts: Counter) -> Span | None:
@@ -502,8 +553,6 @@ _DIGITS = frozenset("0123456789")
 
 
 def _phones(text: str, counts: Counter) -> list[Span]:
-    import phonenumbers  # loaded on the first text that holds a candidate
-
     spans: list[Span] = []
     for m in _PHONE.finditer(text):
         cand = m[0]
@@ -518,6 +567,8 @@ def _phones(text: str, counts: Counter) -> list[Span]:
             region = "US"
         else:
             continue  # bare digit runs are ids, ports, timestamps
+        import phonenumbers  # ~70 ms: loaded on the first candidate, not on every text with 8 digits
+
         try:
             number = phonenumbers.parse(cand, region)
         except phonenumbers.NumberParseException:
