@@ -1,8 +1,8 @@
 """Scoring the duplicate decision on labelled pairs (``tests/data/dedup_pairs.jsonl``).
 
 Used by ``tests/bench/calibrate_dedup.py``, which tunes ``dedup.DEFAULT_THRESHOLDS``, and
-by the calibration test. The pairs carry their split: the first 428 lines tune on even
-and report on odd line numbers, later blocks say ``"split": "tune" | "held-out"``.
+by the calibration test. Each round of work on the rule adds a block of pairs written
+before the rule ran on them and reports on it; every earlier pair tunes (``split``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ class LabelledPair(BaseModel):
     duplicate: bool
     kind: Kind
     lang: Literal["en", "zh", "mixed"]
-    split: Literal["tune", "held-out"] | None = None  # None: by line number (see ``split``)
+    split: Literal["tune", "held-out"] | None = None  # the halves of rounds 1-3 (None: by line number)
+    round: int = 0  # the round of work that wrote the pair; 0 for rounds 1-3
 
 
 class Scores(BaseModel):
@@ -63,14 +64,27 @@ def load_pairs(path: Path) -> list[LabelledPair]:
 
 
 def split(pairs: Sequence[LabelledPair]) -> tuple[list[int], list[int]]:
-    """(tune, held-out) line indices: a pair's own ``split`` where it has one (the blocks
-    written after the first 428 lines), else even-numbered lines tune and odd ones report."""
+    """(tune, held-out) line indices. The held-out pairs are the latest round's block, marked
+    ``"split": "held-out"`` and written before the rule ran on them; every other pair tunes,
+    since earlier held-out halves were scored often enough to have shaped the rule."""
+    latest = max((p.round for p in pairs), default=0)
+
+    def side(i: int, p: LabelledPair) -> str | None:
+        if latest:
+            return p.split if p.round == latest else "tune"
+        return p.split or ("tune" if i % 2 == 0 else "held-out")
+
     tune: list[int] = []
     held: list[int] = []
     for i, p in enumerate(pairs):
-        side = p.split or ("tune" if i % 2 == 0 else "held-out")
-        (tune if side == "tune" else held).append(i)
+        (tune if side(i, p) == "tune" else held).append(i)
     return tune, held
+
+
+def split_before(pairs: Sequence[LabelledPair], round: int) -> tuple[list[int], list[int]]:
+    """The (tune, held-out) halves as rounds before ``round`` drew them, to compare with
+    figures recorded then."""
+    return split([p for p in pairs if p.round < round])
 
 
 def score(

@@ -151,6 +151,7 @@ class Profile:
     words: set[str] = field(default_factory=set)  # every Latin-script token, folded
     entities: set[str] = field(default_factory=set)  # script-independent: code, CamelCase, Latin in Chinese
     names: set[str] = field(default_factory=set)  # capitalised and ALL-CAPS words (may be translated)
+    compounds: set[str] = field(default_factory=set)  # hyphenated words: "byte-offset", "line-number"
     numbers: set[str] = field(default_factory=set)
     units: dict[str, set[str]] = field(default_factory=dict)
     content: set[str] = field(default_factory=set)  # other Latin-script words, stemmed, no stop words
@@ -172,7 +173,7 @@ class Profile:
         for word in glossary.words(self.cjk_runs):
             if word in _ZH_SKIP or (len(word) == 1 and word in _ZH_FUNCTION):
                 continue
-            stems = frozenset(m[:_GLOSS_PREFIX] for m in glossary.meanings(word, stem, _STOP))
+            stems = frozenset(m[:_GLOSS_PREFIX] for m in glossary.meanings(word, lemma_stem, _STOP))
             if stems:
                 out[word] = stems
         return out
@@ -186,7 +187,7 @@ class Profile:
     def stems(self) -> dict[str, str]:
         """Each Latin word that is not a function word or a number → its stem, cut to
         ``_GLOSS_PREFIX`` characters (what a gloss is compared with)."""
-        return {w: stem(w)[:_GLOSS_PREFIX] for w in self.words if w not in _STOP and not re.fullmatch(r"[\d.:]+", w)}
+        return {w: lemma_stem(w)[:_GLOSS_PREFIX] for w in self.words if w not in _STOP and not re.fullmatch(r"[\d.:]+", w)}
 
 
 def fold(word: str) -> str:
@@ -216,6 +217,17 @@ def stem(word: str) -> str:
     while w.endswith(("at", "ic", "iz")) and len(w) >= 6:
         w = w[:-2]
     return w
+
+
+@lru_cache(maxsize=16384)
+def lemma_stem(word: str) -> str:
+    """``stem`` of the word's dictionary form ('sent' → 'send', 'wrote' → 'write'), for
+    meeting a gloss: a translation's English and the dictionary's glosses inflect words
+    differently, and irregular forms share no prefix. The lemma table (simplemma's English
+    one) loads with the first English–Chinese comparison, like the dictionary."""
+    import simplemma
+
+    return stem(simplemma.lemmatize(word, lang="en").lower())
 
 
 @lru_cache(maxsize=4096)
@@ -280,6 +292,7 @@ def _read_token(text: str, start: int, tok: str, p: Profile) -> None:
         return  # "30s", "512MB"
     if re.fullmatch(r"[a-z]+(?:-[a-z]+)+", lower) and not tok.isupper():  # "full-text", "On-call": a compound word
         p.content.add(stem(tok))
+        p.compounds.add(folded)
         return
     camel = any(ch.isupper() for ch in tok[1:]) and any(ch.islower() for ch in tok)
     if _code_shaped(tok) or camel or (p.cjk_dominant and lower not in _STOP):
@@ -408,11 +421,12 @@ def translates(a: Profile, b: Profile) -> bool:
 
 
 def _names_swapped(a: Profile, b: Profile) -> str | None:
-    """Within one language; across languages a name may be translated."""
+    """Within one language; across languages a name may be translated. A hyphenated word
+    names a thing as a proper noun does: "byte-offset cursors" / "line-number cursors"."""
     if a.cjk_dominant != b.cjk_dominant:
         return None
-    na = {n for n in a.names if n not in b.words}
-    nb = {n for n in b.names if n not in a.words}
+    na = {n for n in a.names | a.compounds if n not in b.words}
+    nb = {n for n in b.names | b.compounds if n not in a.words}
     return f"names {sorted(na)} vs {sorted(nb)}" if na and nb else None
 
 

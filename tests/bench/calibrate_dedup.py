@@ -8,9 +8,11 @@ cosine_cross, lexical, lexical_zh) on the tuning half for the best recall at pre
 to higher precision, then to higher thresholds — and reports the chosen thresholds, the
 shipped defaults and pure cosine ≥ 0.90 on the tuning half, the held-out half, all, and
 each block of the file in the order it was written. Writes
-``tests/bench/out/dedup_calibration.json``. ``--tune-only`` scores the tuning half alone
-(nothing is written): what to look at while changing the rule, so the held-out half is run only
-to report.
+``tests/bench/out/dedup_calibration.json``. The held-out half is the latest round's block
+(``calibration.split``); the tuning half is every pair before it, and is also shown split as
+the rounds before drew it (``old-tune``, ``old-held-out``). ``--tune-only`` scores the tuning
+half alone (nothing is written): what to look at while changing the rule, so the held-out half
+is run only to report.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from distill.config import DedupThresholds, load_settings  # noqa: E402
 from distill.cli.render import render  # noqa: E402
-from distill.store.calibration import load_pairs, pair_cosines, score, split  # noqa: E402
+from distill.store.calibration import load_pairs, pair_cosines, score, split, split_before  # noqa: E402
 from distill.store.dedup import DEFAULT_THRESHOLDS, PLUGIN_COSINE, Evidence, judge  # noqa: E402
 
 PAIRS = ROOT / "tests" / "data" / "dedup_pairs.jsonl"
@@ -40,7 +42,7 @@ OUT = ROOT / "tests" / "bench" / "out"
 BLOCKS = {"1-280": (0, 280), "fresh1": (280, 340), "fresh2": (340, 380), "fresh3": (380, 404),
           "fresh4": (404, 428), "new-held-out": (428, 482), "new-tune": (482, 536),
           "cross": (536, 584), "cross-predicate": (584, 602),
-          "cross-near": (602, None)}
+          "cross-near": (602, 630), "round4": (630, None)}
 PRECISION_FIRST = 0.98
 
 
@@ -103,9 +105,12 @@ def main() -> None:
                     "tuned": msgspec.structs.asdict(best), "shipped": msgspec.structs.asdict(shipped)}
     for name, decide in (("tuned", rule(best)), ("shipped", rule(shipped)), ("pure_cosine_0.90", pure)):
         parts = [(half, [pairs[i] for i in idx], [cos[i] for i in idx]) for half, idx in halves.items()]
+        # the halves rounds 1-3 drew, inside this round's tuning set: to compare with their figures
+        old = dict(zip(("old-tune", "old-held-out"), split_before(pairs, 4)))
+        parts[1:1] = [(half, [pairs[i] for i in idx], [cos[i] for i in idx]) for half, idx in old.items()]
         parts += [("all", pairs, cos)] + [(b, pairs[lo:hi], cos[lo:hi]) for b, (lo, hi) in BLOCKS.items()]
         if args.tune_only:
-            parts = parts[:1]
+            parts = parts[:3]
         for part, ps, cs in parts:
             s = score(ps, cs, decide)
             report.setdefault(name, {})[part] = {"precision": round(s.precision, 3), "recall": round(s.recall, 3),
