@@ -30,7 +30,10 @@ import mmap
 import os
 import signal
 from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: a run with nothing to read must not pay for importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Child:

@@ -36,15 +36,14 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections import Counter
+from collections import Counter, namedtuple
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import NamedTuple
 
 from ..config import Settings
 from ..errors import DistillError
-from .fork import Child
 from .cursor import HEAD_BYTES, Cursor, FileEntry, SeenTurns, file_key, head_hash, new_entry, turn_digest
+from .fork import Child
 
 # Small enough that a block stays in a core's L2 cache while its lines are scanned (a 1 MiB
 # block measured twice as slow to read on a 512 KiB-L2 machine); large enough that a read
@@ -612,31 +611,24 @@ def _only(only_files: set[Path] | None) -> tuple[set[str] | None, set[str] | Non
 
 # --- reading on more than one core ---------------------------------------------------------
 
-class _Visit(NamedTuple):
-    """A discovered file as :meth:`TailWalk.visit` left it: what remains to do, in order."""
-    key: str
-    entry: FileEntry
-    agent: str  # as discovered (the cap is checked on it, as before the split)
-    moved: bool
-    copy_from: str | None  # a replaced file: the old key whose seen digests it inherits
-    counts: tuple[str, ...]  # counters the visit raised, raised in its turn (keeps their order)
-    read: bool
-    size: int  # bytes to read, about
+class _Visit(namedtuple("_Visit", "key entry agent moved copy_from counts read size")):
+    """A discovered file as :meth:`TailWalk.visit` left it: what remains to do, in order.
+
+    ``agent`` as discovered (the cap is checked on it, as before the split); ``copy_from``: a
+    replaced file's old key, whose seen digests it inherits; ``counts``: the counters the visit
+    raised, raised in its turn (keeps their order); ``size``: bytes to read, about.
+    (collections' namedtuple, not typing's: a run with nothing to read must not import typing.)"""
+
+    __slots__ = ()
 
 
-class _Record(NamedTuple):
-    """What reading one file changed, as a forked reader sends it back."""
-    entry: FileEntry
-    counters: dict[str, int]  # in the order they were first raised
-    errors: list[str]
-    dirty: bool
-    ranges: list[dict]
-    messages: list[dict]
-    read: bool  # the range moved (``files_read``)
-    bytes: int
-    capped: bool
-    room: int  # the agent's room for messages it was read with
-    fed: int
+class _Record(namedtuple("_Record", "entry counters errors dirty ranges messages read bytes capped room fed")):
+    """What reading one file changed, as a forked reader sends it back.
+
+    ``counters`` in the order they were first raised; ``read``: the range moved
+    (``files_read``); ``room``: the agent's room for messages it was read with."""
+
+    __slots__ = ()
 
 
 # Below this many bytes to read, one process: a fork, the pipe and loading the records cost
