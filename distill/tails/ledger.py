@@ -40,12 +40,12 @@ from ..model import BatchResult, LastRun, RunSummary, decode, to_builtins
 from ..record import encode_json
 from .cursor import Cursor, SeenTurns, blake2b, now_ms, turn_digest
 from .discover import SessionFile, discover, replaying
-from .reader import TailWalk
 from .state import chunks_file, noop_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..structs import Batch, BatchProgress
+    from .reader import TailWalk
 
 
 # --- the state lock ---------------------------------------------------------------------
@@ -129,6 +129,8 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
             result = BatchResult(action="noop", cursor_path=str(cpath),
                                  summary=RunSummary(action="noop", seconds=time.monotonic() - t0))
         else:
+            from .reader import TailWalk  # here: a run the no-op digest answers reads nothing
+
             cursor = Cursor.load(cpath)
             walk = TailWalk(settings, cursor, _new_batch_id(), read_limit)
             walk.released += _reconcile(settings, cursor, walk.counters)
