@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
     Role = Literal["user", "assistant", "tool"]
 
+BATCH_VERSION = 2  # a batch file's "version" (structs.Batch)
+
 _STRUCTS = frozenset({"Batch", "BatchAgent", "BatchMessage", "BatchProgress", "ChunkState", "ChunkStatus",
                       "FileRange"})
 

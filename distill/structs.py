@@ -9,6 +9,8 @@ from typing import Literal
 
 import msgspec
 
+from .model import BATCH_VERSION
+
 ChunkStatus = Literal["mapped", "stored", "failed", "dropped"]
 
 
@@ -56,7 +58,7 @@ class Batch(_Camel, kw_only=True):
     """``batches/<id>.json``. The script's keys (``version``, ``createdAtMs``, ``agents[].agentId``,
     ``agents[].messages[].{ts, role, text}``, ``touchedFiles``) are kept for cron prompts written for it."""
 
-    version: int = 2
+    version: int = BATCH_VERSION
     batch_id: str
     created_at_ms: int
     agents: list[BatchAgent] = []

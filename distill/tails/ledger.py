@@ -36,7 +36,7 @@ from ..atomic import move, write_bytes
 from ..config import Settings
 from ..errors import DistillError
 from ..lock import FileLock
-from ..model import BatchResult, LastRun, RunSummary, decode, to_builtins
+from ..model import BATCH_VERSION, BatchResult, LastRun, RunSummary, decode
 from ..record import encode_json
 from .cursor import Cursor, SeenTurns, blake2b, now_ms, turn_digest
 from .discover import SessionFile, discover, replaying
@@ -210,20 +210,14 @@ def _finish(settings: Settings, cursor: Cursor, walk: TailWalk, cpath: Path, t0:
     turns = walk.turns
     batch_file = None
     if turns:
-        import msgspec
-
-        from ..structs import Batch, FileRange
-
-        batch = Batch(
-            batch_id=walk.batch_id,
-            created_at_ms=now_ms(),
-            touched_files=[r["path"] for r in walk.ranges],
-            ranges=msgspec.convert(walk.ranges, list[FileRange]),
-            counters=dict(walk.counters),
-            cursor_path=None if cpath == settings.state.cursor.absolute() else str(cpath),
-        )
-        data = to_builtins(batch)
-        data["agents"] = [{"agentId": a, "messages": m} for a, m in sorted(walk.messages.items())]
+        # structs.Batch's JSON, written out: building the Struct only to turn it back into a
+        # dict would import msgspec (~20 ms) in every run that cuts a batch; the ranges are the
+        # reader's own FileRange dicts. tests/test_model.py round-trips the file byte for byte.
+        data = {"version": BATCH_VERSION, "batchId": walk.batch_id, "createdAtMs": now_ms(),
+                "agents": [{"agentId": a, "messages": m} for a, m in sorted(walk.messages.items())],
+                "touchedFiles": [r["path"] for r in walk.ranges], "ranges": walk.ranges,
+                "counters": dict(walk.counters),
+                "cursorPath": None if cpath == settings.state.cursor.absolute() else str(cpath)}
         batch_file = settings.state.batch(walk.batch_id).absolute()
         try:
             import orjson  # here: a run with nothing new writes no batch and need not load it
