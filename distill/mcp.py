@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from .errors import DistillError, ToolFailure
+
 if TYPE_CHECKING:
     from .config import Settings
     from .store.memory import MemoryStore
@@ -170,7 +172,6 @@ class Memories:
     def list_facts(self, scope: str | None = None, category: Category | None = None, since: str | None = None,
                    limit: int = 20) -> FactList:
         from .store.search import parse_since
-        from .errors import DistillError
 
         try:
             since_ms = parse_since(since)
@@ -197,10 +198,6 @@ class Memories:
         with self._lock:
             row = self.store.forget(id)
         return Forgotten(forgotten=row.id, text=row.text)
-
-
-class ToolFailure(Exception):
-    """A refusal the caller can act on; becomes the tool's error text."""
 
 
 def text_problem(text: str) -> str | None:
@@ -283,8 +280,6 @@ def build_server(memories: Memories):
 
     def tool(fn, description: str, *, writes: bool = False, destructive: bool = False):
         def call(**kwargs):
-            from .errors import DistillError
-
             try:
                 return getattr(memories, fn.__name__)(**kwargs)
             except (ToolFailure, DistillError, ValueError) as exc:

@@ -19,22 +19,13 @@ import os
 import sys
 from pathlib import Path
 
+from .errors import Invalid
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 _MISSING = object()
-
-
-class Invalid(ValueError):
-    """A value that does not fit its field; ``where`` is the path to it (``sources[0].path``)."""
-
-    def __init__(self, message: str, where: str = ""):
-        super().__init__(message)
-        self.message, self.where = message, where
-
-    def __str__(self) -> str:
-        return f"{self.message} - at `$.{self.where}`" if self.where else self.message
 
 
 def _camel_case(name: str) -> str:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import orjson
 from pydantic import ValidationError
 
-from ..errors import TransientError
+from ..errors import NotJSON, TransientError
 from .chunking import Chunk, estimate_tokens
 from .prompts import SYSTEM, map_prompt, repair_prompt
 from .schema import CandidateOut, output_token_cap, response_schema
@@ -70,10 +70,6 @@ def make_extractor(settings: "Settings") -> Extractor:
     if settings.llm not in PROVIDERS:
         raise PROVIDERS.unknown(settings.llm, "rules")
     return LLMExtractor(PROVIDERS.make(settings.llm, settings), max_output_tokens=settings.llm_max_output_tokens)
-
-
-class NotJSON(ValueError):
-    """The answer does not parse (as opposed to parsing into the wrong shape)."""
 
 
 class LLMExtractor:
