@@ -121,3 +121,25 @@ def test_status_names_new_gone_and_out_of_scope_files(tmp_path):
     assert states["a.jsonl"] == ("gone", 0)
     assert states["b.jsonl"] == ("out-of-scope", 0)
     assert states["c.jsonl"] == ("new", len(header() + msg(fact(3))))
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback_and_loses_nothing(tmp_path):
+    """``distill run | head -0``: the pipe closes before the summary is printed. The batch is
+    already cut and must stay; the user sees no traceback, and the status is SIGPIPE's 141."""
+    import os
+    import subprocess
+    import sys
+
+    s = settings_for(tmp_path)
+    session(tmp_path).write_bytes(header() + msg(fact(1)))
+    r, w = os.pipe()
+    os.close(r)  # nobody will read what distill prints
+    try:
+        p = subprocess.run([sys.executable, "-m", "distill", "--state-dir", str(s.state_dir), "--agents-dir",
+                            str(s.agents_dir), "run"], stdout=w, stderr=subprocess.PIPE, text=True, timeout=60,
+                           cwd=ROOT)
+    finally:
+        os.close(w)
+    assert "Traceback" not in p.stderr and p.stderr == ""
+    assert p.returncode == 141
+    assert js(cli(s, "status", "--json"))["pendingBatches"]  # the batch it cut is there

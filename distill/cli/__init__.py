@@ -9,6 +9,7 @@ import time (LanceDB, LLM SDKs, numpy): start-up is most of a no-op ``distill ru
 
 from __future__ import annotations
 
+import os
 import sys
 
 from ..errors import DistillError
@@ -240,6 +241,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("distill: interrupted; nothing was committed past what is stored", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `distill run | head -1`: the reader left; the work itself is done
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush is quiet
+        return 141  # what a shell reports for a program SIGPIPE ended
 
 
 if __name__ == "__main__":  # pragma: no cover
