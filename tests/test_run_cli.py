@@ -143,3 +143,27 @@ def test_a_reader_that_leaves_early_gets_no_traceback_and_loses_nothing(tmp_path
     assert "Traceback" not in p.stderr and p.stderr == ""
     assert p.returncode == 141
     assert js(cli(s, "status", "--json"))["pendingBatches"]  # the batch it cut is there
+
+
+def test_running_on_state_example_leaves_only_files_git_ignores(tmp_path):
+    """The README's first command runs in ``state.example/`` of the checkout; every state
+    file a run, a commit and a run with nothing new leave there must be ignored by git, or
+    the user's tree shows them as new files."""
+    import subprocess
+
+    if subprocess.run(["git", "-C", str(ROOT), "rev-parse"], capture_output=True).returncode != 0:
+        import pytest
+
+        pytest.skip("not a git checkout")
+    tracked = set(subprocess.run(["git", "-C", str(ROOT), "ls-files", "state.example"], capture_output=True,
+                                 text=True, check=True).stdout.split())
+    ex = tmp_path / "state.example"
+    shutil.copytree(ROOT / "state.example", ex, ignore=shutil.ignore_patterns("cursor.*", "batches", "memory",
+                                                                             ".lock", "last-run.json"))
+    cli(ex, "commit", "--batch-file", js(cli(ex, "run", "--json"))["batchFile"])
+    assert js(cli(ex, "run", "--json"))["action"] == "noop"
+    assert (ex / "cursor.noop").exists()  # the run with nothing new left its digest
+    left = {f"state.example/{p.relative_to(ex)}" for p in ex.rglob("*") if p.is_file()} - tracked
+    ignored = subprocess.run(["git", "-C", str(ROOT), "check-ignore", "--no-index", "--stdin"], input="\n".join(left),
+                             capture_output=True, text=True).stdout.split()
+    assert left - set(ignored) == set()
