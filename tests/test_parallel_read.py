@@ -249,3 +249,16 @@ def test_a_reader_that_dies_costs_only_time(tmp_path):
     assert batch["agents"] == want["agents"] and batch["ranges"] == want["ranges"]
     assert batch["counters"] == want["counters"]
     assert [e for e in got["errors"] if "reader process failed (killed by signal 9)" in e], got["errors"]
+
+
+def test_a_reader_count_that_is_not_1_or_2_is_refused_and_nothing_moves(tmp_path):
+    """``DISTILL_READ_PROCESSES=4`` or ``=two``: the run says which setting and what it takes,
+    exits as a configuration error, and leaves no batch and no cursor behind."""
+    agents = _corpus(tmp_path, files_per_agent=2, turns=4)
+    state = tmp_path / "state"
+    for bad in ("4", "two"):
+        p = cli(state, "--agents-dir", str(agents), "run", process=True, check=False,
+                env={"DISTILL_READ_PROCESSES": bad})
+        assert p.returncode == 2 and "DISTILL_READ_PROCESSES" in p.stderr and "1 or 2" in p.stderr, p.stderr
+        assert not (state / "cursor.json").exists() and not list(state.glob("batches/*.json"))
+    assert _run(state, agents, "1")["action"] == "created"  # the same state, a good value: read as usual

@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..config import Settings
-from ..errors import DistillError
+from ..errors import ConfigError, DistillError
 from .cursor import HEAD_BYTES, Cursor, FileEntry, SeenTurns, file_key, head_hash, new_entry, turn_digest
 from .fork import Child
 
@@ -262,7 +262,8 @@ class TailWalk:
         forked reader takes them from the end while this process goes on from the start;
         where they meet, this one applies the reader's records in order, as if read here
         (see :meth:`_apply`), and does itself whatever the reader did not."""
-        if len(visits) < 2 or processes(sum(v.size for v in visits)) < 2 or not any(map(_forkable, visits)):
+        n = processes(sum(v.size for v in visits)) if visits else 1  # a bad setting is said before any read
+        if len(visits) < 2 or n < 2 or not any(map(_forkable, visits)):
             for v in visits:
                 self._run(v)
             return
@@ -645,7 +646,10 @@ def processes(size: int) -> int:
     daemon's watchers, a native library's pool) could hold a lock the child would then wait
     on forever."""
     forced = os.environ.get(PROCESSES_ENV, "").strip()
-    if forced.isdigit():
+    if forced:
+        if forced not in ("1", "2"):
+            raise ConfigError(f"{PROCESSES_ENV}={forced!r} is not 1 or 2: use 1 to read in one process, 2 to fork "
+                              "a second reader whatever the size and load, or unset it to choose by both")
         n = int(forced)
     elif size < FORK_MIN_BYTES:
         return 1
