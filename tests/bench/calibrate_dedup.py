@@ -42,7 +42,7 @@ OUT = ROOT / "tests" / "bench" / "out"
 BLOCKS = {"1-280": (0, 280), "fresh1": (280, 340), "fresh2": (340, 380), "fresh3": (380, 404),
           "fresh4": (404, 428), "new-held-out": (428, 482), "new-tune": (482, 536),
           "cross": (536, 584), "cross-predicate": (584, 602),
-          "cross-near": (602, 630), "round4": (630, None)}
+          "cross-near": (602, 630), "round4": (630, 783), "round5": (783, None)}
 PRECISION_FIRST = 0.98
 
 
