@@ -211,6 +211,44 @@ def test_an_irregular_english_form_meets_the_dictionarys_gloss():
     assert guard.translates(en, zh)
 
 
+def test_a_number_written_as_a_word_is_the_same_number():
+    """A translation writes "6 pm" as 六点 and "3" as 三; a word never adds a number of its
+    own ("两次" may be "twice"), it only stands in for the digit on the other side."""
+    assert not contradictions("Decision: keep 3 replicas of the database.", "决定：数据库保留三个副本。")
+    assert contradictions("Decision: keep 3 replicas of the database.", "决定：数据库保留五个副本。")
+    assert not contradictions("Fact: the request timeout is two minutes.", "Fact: the request timeout is 2 minutes.")
+    assert contradictions("Fact: the request timeout is two minutes.", "Fact: the request timeout is 3 minutes.")
+    assert not contradictions("Pitfall: pytest hangs when the table is opened twice.", "坑：表打开两次时 pytest 会卡住。")
+
+
+def test_small_and_large_contradict_across_languages():
+    assert any(why.startswith("polar") for why in contradictions("偏好：用户喜欢小的合并请求。",
+                                                                  "Preference: the user prefers large merge requests."))
+
+
+def test_a_word_written_as_two_is_shared_wording():
+    assert lexical_similarity("Fact: the server's timezone is UTC+8.", "The server runs in the UTC+8 time zone.") == 1.0
+
+
+def test_a_verb_the_dictionary_gives_one_sense_is_not_a_swapped_slot():
+    """"changes" / "switches" are whole glosses of the same Chinese words (换, 转换); "reads" /
+    "writes" are not, and "lends" / "borrows" (both 借) are a polar pair."""
+    assert not contradictions("Fact: the build image changes every release.", "Fact: the build image switches each release.")
+    assert contradictions("Fact: the job reads the config.", "Fact: the job writes the config.")
+    assert contradictions("Fact: the team lends laptops to interns.", "Fact: the team borrows laptops from interns.")
+
+
+def test_a_translation_may_meet_the_english_words_through_a_synonym():
+    """简短 is glossed *brief*, not *short*; through a word of the same sense the Chinese side
+    translates both English words and anchors the pair. Synonyms never lift the 20 % floor:
+    the corpus's Docker pair (统一 *to integrate* ~ "linked") stays apart (test above)."""
+    from distill.store import lexical_guard as guard
+
+    en, zh = guard.profile("Preference: the user wants short answers."), guard.profile("偏好：用户希望回答简短。")
+    assert guard.translated_overlap(en, zh)[:2] == (1, 2)
+    assert guard.translates(en, zh)
+
+
 def test_a_hyphenated_word_names_a_thing():
     """"byte-offset cursors" / "line-number cursors" embed at 0.92 and share most words; the
     compounds are what each memory is about, as a proper noun would be."""

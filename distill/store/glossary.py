@@ -78,3 +78,57 @@ def meanings(word: str, stem: Callable[[str], str], stop: frozenset[str]) -> fro
 def words(runs: Iterable[str]) -> list[str]:
     """Every dictionary word of the given Chinese runs, in order."""
     return [w for run in runs for w in segment(run)]
+
+
+# two English words are one meaning when at least this many Chinese words list each of them
+# as a whole gloss (换, 转换 /to change/…/to switch/); antonyms are glossed apart (读写 is "to
+# read and write", one gloss), except 借 /to lend/to borrow/, which the guard's polar list
+# keeps apart. One of the words must be longer than a character: single characters carry
+# many senses (移 gives both "change" and "move", 开 both "open" and "split").
+_SAME_SENSE = 2
+
+
+def same_sense(x: str, y: str) -> bool:
+    """Does the dictionary list the English words ``x`` and ``y`` (dictionary forms) as whole
+    glosses of at least two of the same Chinese words, one of them a compound?"""
+    index = _whole_glosses()
+    shared = index.get(x, frozenset()) & index.get(y, frozenset())
+    return len(shared) >= _SAME_SENSE and any(len(w) > 1 for w in shared)
+
+
+@lru_cache(maxsize=1)
+def _whole_glosses() -> dict[str, frozenset[str]]:
+    """English word → the Chinese words one of whose glosses is that word alone ("to X", "X",
+    "X (note)")."""
+    out: dict[str, set[str]] = {}
+    for word, glosses in _dictionary().items():
+        for g in _WHOLE_GLOSS.findall(glosses):
+            out.setdefault(g.lower(), set()).add(word)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+_WHOLE_GLOSS = re.compile(r"(?:^|/)(?:to )?([A-Za-z]+)(?: \([^)/]*\))?(?=/|$)")
+
+
+@lru_cache(maxsize=8192)
+def synonyms(x: str) -> frozenset[str]:
+    """Every English word ``same_sense`` as ``x``."""
+    back = _glossed_by()
+    count: dict[str, int] = {}
+    compound: set[str] = set()
+    for z in _whole_glosses().get(x, ()):
+        for y in back[z]:
+            count[y] = count.get(y, 0) + 1
+            if len(z) > 1:
+                compound.add(y)
+    return frozenset(y for y, n in count.items() if n >= _SAME_SENSE and y in compound and y != x)
+
+
+@lru_cache(maxsize=1)
+def _glossed_by() -> dict[str, frozenset[str]]:
+    """Chinese word → the English words it has as whole glosses (``_whole_glosses`` inverted)."""
+    out: dict[str, set[str]] = {}
+    for en, zh in _whole_glosses().items():
+        for z in zh:
+            out.setdefault(z, set()).add(en)
+    return {k: frozenset(v) for k, v in out.items()}

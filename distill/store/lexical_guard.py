@@ -69,6 +69,18 @@ _NUMBER = re.compile(
     r"(?<![A-Za-z0-9_.])(\d+(?:[.:]\d+)*)\s?(%|[A-Za-z]+\b|毫秒|秒钟|秒|分钟|小时|天|日|周|字节)?"
 )
 
+# A number the other side writes as a word ("6 pm" / "六点", "2 approvals" / "两个人批准")
+# is the same number. Read only to forgive a number missing from the other side, never to
+# add one: a word may count something else ("两次" / "twice"). Two to twelve and the tens;
+# not "one" / "一", which are mostly articles ("一个", "once").
+_EN_NUMBERS = {w: n for n, w in enumerate(
+    "_ _ two three four five six seven eight nine ten eleven twelve".split()) if n >= 2} | {
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "ninety": 90}
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(_EN_NUMBERS) + r")\b", re.IGNORECASE)
+_ZH_DIGITS = {"两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
+# a Chinese numeral, not after 第 (an ordinal), 周/星期/礼拜 (a weekday) or another numeral
+_ZH_NUMERAL = re.compile(r"(?<![第周期拜一二两三四五六七八九十百千万])([二两三四五六七八九十]{1,3})(?![百千万])")
+
 # Acronyms so common in this project's memories that they name no particular thing.
 _COMMON_CAPS = frozenset(
     "api apis ci cd cli llm llms http https url urls json yaml toml sql id ids ui ux os cpu gpu "
@@ -129,10 +141,11 @@ _POLAR: dict[str, tuple[frozenset[str], frozenset[str]]] = {
         ("sync", "synchronous sync 同步", "asynchronous async 异步"),
         ("access", "allow allows allowed permit 允许", "block blocks blocked deny denied forbid forbidden 禁止"),
         ("verdict", "accept accepts accepted 接受", "reject rejects rejected 拒绝"),
+        ("lending", "lend lends lent lending", "borrow borrows borrowed borrowing"),
         ("shared", "shared public 共享 公开", "private 私有"),
         ("verbosity", "verbose 详细", "quiet silent 安静 静默"),
         ("size", "larger bigger more above 更大 以上", "smaller less fewer below 更小 以下"),
-        ("size2", "large big", "small"),
+        ("size2", "large big 大的 大型", "small 小的 小型"),
         ("outcome", "succeed succeeds success works 成功", "fail fails failure 失败"),
         ("scope", "include includes included 包含", "exclude excludes excluded 排除"),
         ("truth", "true", "false"),
@@ -153,6 +166,7 @@ class Profile:
     names: set[str] = field(default_factory=set)  # capitalised and ALL-CAPS words (may be translated)
     compounds: set[str] = field(default_factory=set)  # hyphenated words: "byte-offset", "line-number"
     numbers: set[str] = field(default_factory=set)
+    spelled: set[str] = field(default_factory=set)  # numbers written as words: "two", "六"
     units: dict[str, set[str]] = field(default_factory=dict)
     content: set[str] = field(default_factory=set)  # other Latin-script words, stemmed, no stop words
     bigrams: set[str] = field(default_factory=set)  # Chinese character bigrams
@@ -163,6 +177,7 @@ class Profile:
     contrast: bool = False
     polar: dict[str, set[int]] = field(default_factory=dict)
     cjk_runs: tuple[str, ...] = ()
+    joined: set[str] = field(default_factory=set)  # two adjacent words written as one: "time zone" → timezone
 
     @cached_property
     def glossed(self) -> dict[str, frozenset[str]]:
@@ -246,6 +261,8 @@ def profile(body: str) -> Profile:
         p.bigrams.update(run[i : i + 2] for i in range(max(1, len(run) - 1)))
     p.bigrams -= _ZH_BOILERPLATE
     p.surface = [fold(t.rstrip(".:-'=")) for t in _SURFACE.findall(text)]
+    p.joined = {stem(x + y) for x, y in zip(p.surface, p.surface[1:])
+                if x.isascii() and y.isascii() and x.isalpha() and y.isalpha() and _STOP.isdisjoint((x, y))}
     p.cjk_runs = tuple(_CJK_RUN.findall(text))
     p.rejected = {w for m in _REJECTS.finditer(text) for w in _rejected_words(text, m.end())}
     _read_polarity(text, p)
@@ -272,6 +289,21 @@ def _read_numbers(text: str, p: Profile) -> None:
         unit = _UNITS.get((m.group(2) or "").lower())
         if unit:
             p.units.setdefault(value, set()).add(unit)
+    p.spelled = {str(_EN_NUMBERS[m.group(1).lower()]) for m in _NUMBER_WORD.finditer(text)}
+    p.spelled |= {str(n) for m in _ZH_NUMERAL.finditer(text) if (n := _zh_number(m.group(1))) is not None}
+
+
+def _zh_number(raw: str) -> int | None:
+    """'六' → 6, '十二' → 12, '三十' → 30, '两' → 2 (up to 99)."""
+    digits = [_ZH_DIGITS.get(ch) for ch in raw]
+    if None in digits:
+        return None
+    if "十" not in raw:
+        return digits[0] if len(digits) == 1 else None
+    tens, _, ones = raw.partition("十")
+    if len(tens) > 1 or len(ones) > 1:
+        return None
+    return (_ZH_DIGITS[tens] if tens else 1) * 10 + (_ZH_DIGITS[ones] if ones else 0)
 
 
 def _canonical_number(raw: str) -> str:
@@ -351,8 +383,9 @@ def _kinds_differ(a: Profile, b: Profile) -> str | None:
 
 
 def _numbers_differ(a: Profile, b: Profile) -> str | None:
-    if a.numbers != b.numbers:
-        return f"numbers {sorted(a.numbers ^ b.numbers)}"
+    only = (a.numbers - b.numbers - b.spelled) | (b.numbers - a.numbers - a.spelled)
+    if only:
+        return f"numbers {sorted(only)}"
     clash = [v for v in a.numbers if a.units.get(v) and b.units.get(v) and not a.units[v] & b.units[v]]
     return f"units of {clash}" if clash else None
 
@@ -401,7 +434,8 @@ def _weekdays_zh(p: Profile) -> set[str]:
 def _nothing_translates(a: Profile, b: Profile) -> str | None:
     """English vs Chinese, read through the dictionary: the Chinese words mean almost none
     of what the English side says ("事实：Docker 的配置由运维组统一管理" / "Fact: the Docker
-    dashboard is linked from the team wiki"), however many names they share."""
+    dashboard is linked from the team wiki"), however many names they share. Glosses only,
+    no synonyms: through 统一 *to integrate* "linked" would be the one word those two share."""
     if a.cjk_dominant == b.cjk_dominant:
         return None
     en_hits, en_terms, _, zh_words = translated_overlap(a, b)
@@ -412,11 +446,12 @@ def _nothing_translates(a: Profile, b: Profile) -> str | None:
 
 def translates(a: Profile, b: Profile) -> bool:
     """English vs Chinese: the Chinese words mean three quarters of what the English side says
-    (at least two of its words), which anchors a translation that keeps no name
-    ("决定：功能分支合并之后就删除" / "Decision: feature branches are deleted after they are merged")."""
+    (at least two of its words), directly or through a word of the same sense, which anchors a
+    translation that keeps no name ("决定：功能分支合并之后就删除" / "Decision: feature branches
+    are deleted after they are merged"; "发送" *to transmit* / "sent")."""
     if a.cjk_dominant == b.cjk_dominant:
         return False
-    en_hits, en_terms, _, _ = translated_overlap(a, b)
+    en_hits, en_terms, _, _ = translated_overlap(a, b, synonyms=True)
     return en_hits >= 2 and en_hits >= _TRANSLATED * en_terms
 
 
@@ -480,7 +515,9 @@ def _slot_swap(a: list[str], b: list[str]) -> str | None:
         return None
     if all(w in _STOP or w in _ZH_FUNCTION for w in old + new):
         return None  # "instead of" / "rather than", "的" / "了"
-    if _same_word(old, new) or _translated(old, new) or _negation_reworded(old, new):
+    if "".join(old) == "".join(new) or _same_word(old, new) or _translated(old, new) or _negation_reworded(old, new):
+        return None
+    if _same_sense(old, new) or _same_number(old, new):
         return None
     return f"{' '.join(old)} → {' '.join(new)}"
 
@@ -493,6 +530,35 @@ def _same_word(old: list[str], new: list[str]) -> bool:
     heads = [w for w in old if w not in _STOP] or old
     return all(any(_common_prefix(h, w) >= 5 or (min(len(h), len(w)) >= 4 and _common_prefix(h, w) == min(len(h), len(w)))
                    for w in new if w not in _STOP) for h in heads)
+
+
+def _same_number(old: list[str], new: list[str]) -> bool:
+    """"[two] minutes" / "[2] minutes": one number, written as a word on one side."""
+    def value(span: list[str]) -> str | None:
+        if len(span) != 1:
+            return None
+        w = span[0]
+        if w.isdigit():
+            return _canonical_number(w)
+        n = _EN_NUMBERS.get(w) or _ZH_DIGITS.get(w)
+        return str(n) if n else None
+    return value(old) is not None and value(old) == value(new)
+
+
+def _same_sense(old: list[str], new: list[str]) -> bool:
+    """"[changes] every Monday" / "[switches] each Monday": one English word each side (besides
+    function words) that the dictionary lists as one meaning (``glossary.same_sense``)."""
+    wa = [w for w in old if w not in _STOP]
+    wb = [w for w in new if w not in _STOP]
+    if len(wa) != 1 or len(wb) != 1 or not (wa[0].isascii() and wa[0].isalpha() and wb[0].isascii() and wb[0].isalpha()):
+        return False
+    import simplemma
+
+    def forms(w: str) -> set[str]:  # the surface is folded ("switches" → "switche"): try it with its "s"
+        return {simplemma.lemmatize(x, lang="en").lower() for x in (w, w + "s")}
+
+    fa, fb = forms(wa[0]), forms(wb[0])
+    return not fa & fb and any(glossary.same_sense(x, y) for x in fa for y in fb)
 
 
 def _negation_reworded(old: list[str], new: list[str]) -> bool:
@@ -542,7 +608,9 @@ def lexical_similarity(a: Profile, b: Profile) -> float:
     ta, tb = _terms(a), _terms(b)
     if not ta or not tb:
         return 0.0
-    return len(ta & tb) / min(len(ta), len(tb))
+    # one word on one side, two on the other ("timezone" / "time zone"): one term in common
+    shared = len(ta & tb) + len((ta - tb) & b.joined) + len((tb - ta) & a.joined)
+    return min(shared, len(ta), len(tb)) / min(len(ta), len(tb))
 
 
 def shared_names(a: Profile, b: Profile) -> set[str]:
@@ -563,15 +631,29 @@ _UNTRANSLATED = 0.2
 _TRANSLATED = 0.75
 
 
-def translated_overlap(a: Profile, b: Profile) -> tuple[int, int, int, int]:
+def translated_overlap(a: Profile, b: Profile, synonyms: bool = False) -> tuple[int, int, int, int]:
     """English vs Chinese, read through the dictionary: (English content words some Chinese
     word glosses to, English content words, Chinese words whose glosses meet the English
     side, Chinese words with a gloss). Words written the same on both sides (tool names,
-    paths) are left out: ``shared_names`` counts those."""
+    paths) are left out: ``shared_names`` counts those. With ``synonyms``, an English word
+    also meets a gloss through a word of the same sense (``glossary.synonyms``: "short" /
+    简短 *brief*, "changing" / 修改 *modify*)."""
     en, zh = (b, a) if a.cjk_dominant else (a, b)
-    en_terms = {s for w, s in en.stems.items() if w not in zh.words}
+    words = {w: s for w, s in en.stems.items() if w not in zh.words}
+    en_terms = set(words.values())
+    hit = en_terms & zh.meant
+    if synonyms:
+        hit |= {s for w, s in words.items() if s not in hit and _synonym_stems(w) & zh.meant}
     zh_hits = sum(1 for stems in zh.glossed.values() if stems & en_terms)
-    return len(en_terms & zh.meant), len(en_terms), zh_hits, len(zh.glossed)
+    return len(hit), len(en_terms), zh_hits, len(zh.glossed)
+
+
+@lru_cache(maxsize=16384)
+def _synonym_stems(word: str) -> frozenset[str]:
+    import simplemma
+
+    lemma = simplemma.lemmatize(word, lang="en").lower()
+    return frozenset(lemma_stem(y)[:_GLOSS_PREFIX] for y in glossary.synonyms(lemma))
 
 
 def _terms(p: Profile) -> set[str]:
