@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import importlib
 import re
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # not typing's: a run that reads a file need not import typing
 if TYPE_CHECKING:
-    from .base import SourceFormat
+    from typing import Any
+
+    from .protocols import SourceFormat
 
 __all__ = [
     "FORMATS",
@@ -62,10 +64,18 @@ def _format(name: str) -> SourceFormat:
 def __getattr__(name: str) -> Any:
     if name == "FORMATS":
         return {n: _format(n) for n in FORMAT_NAMES}
-    if name in ("ParseCounters", "SourceFormat", "SourceParser", "Turn", "TurnLimits"):
-        from . import base
+    if name in ("SourceFormat", "SourceParser"):
+        from . import protocols
 
-        return getattr(base, name)
+        return getattr(protocols, name)
+    if name == "ParseCounters":
+        from .base import ParseCounters
+
+        return ParseCounters
+    if name in ("Turn", "TurnLimits"):
+        from .. import model
+
+        return getattr(model, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

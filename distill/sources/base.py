@@ -1,7 +1,7 @@
 """What every transcript format produces (``Turn``) and the one finishing step they share.
 
 A format module turns one JSONL line into zero or more turns. The caller (the tail) asks
-``SourceFormat.could_yield(line)`` first: a cheap bytes-only test that is allowed to say
+``SourceFormat.could_yield(line)`` (:mod:`.protocols`) first: a cheap bytes-only test that is allowed to say
 "yes" wrongly (the line is then decoded for nothing) but never "no" wrongly (a turn would
 be lost). Lines it rejects are never decoded, which is what makes reading fast: most of a
 transcript's bytes are successful tool output and base64 images.
@@ -13,15 +13,18 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime
-from typing import Protocol
-
 import orjson
 
-from ..model import Role, Turn, TurnLimits
+from ..model import TurnLimits
 from ..text import LazyPattern
-from ..text.envelopes import Author, attribute
+from ..text.envelopes import attribute
 from ..text.noise import clip, is_noise, strip_injected
 from ..text.redact import may_hold_secret, redact
+
+TYPE_CHECKING = False  # not typing's: a run that reads a file need not import typing
+if TYPE_CHECKING:
+    from ..model import Role
+    from ..text.envelopes import Author
 
 # Who actually wrote a turn (``Author``, defined with the rules that find it in envelopes.py).
 # ``role`` is the transcript's own label (kept for the batch file's old keys); ``author`` is
@@ -34,30 +37,6 @@ DEFAULT_AUTHOR: dict[str, Author] = {"user": "person", "assistant": "assistant",
 class ParseCounters(Counter):
     """Why lines or turns were skipped or changed, by reason (``invalid_json``, ``noise``,
     ``redacted:<kind>``, ``clipped``, ``tool_failure``, ``skipped_type:<t>``, …)."""
-
-
-class SourceParser(Protocol):
-    """One per file per run; keeps the little state a format needs across lines."""
-
-    session_id: str
-
-    def feed(self, line: bytes, start: int, end: int) -> list[Turn]: ...
-
-    def finish(self) -> list[Turn]: ...
-
-
-class SourceFormat(Protocol):
-    name: str
-
-    def detect(self, first_line: bytes) -> bool: ...
-
-    def could_yield(self, line: bytes) -> bool: ...
-
-    def could_yield_at(self, buf: bytes, s: int, e: int) -> bool: ...
-
-    def new_parser(
-        self, *, agent_id: str, file: str, session_id: str, counters: Counter, limits: TurnLimits
-    ) -> SourceParser: ...
 
 
 def finish_said(

@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 
 import orjson
 
+from ..model import Turn
 from .base import (
-    Turn, TurnLimits, decode_line, drop_blobs, finish_said, finish_text, id_or_none, iso_to_ms, session_id_or_none,
+    TurnLimits, decode_line, drop_blobs, finish_said, finish_text, id_or_none, iso_to_ms, session_id_or_none,
 )
 from ..text.noise import clip
 from .toolfail import error_line, trace

@@ -26,8 +26,9 @@ from collections import Counter, deque
 import orjson
 
 from ..text import LazyPattern
+from ..model import Turn
 from .base import (
-    Turn, TurnLimits, decode_line, drop_blobs, finish_said, finish_text, id_or_none, iso_to_ms, session_id_or_none,
+    TurnLimits, decode_line, drop_blobs, finish_said, finish_text, id_or_none, iso_to_ms, session_id_or_none,
 )
 from .toolfail import WINDOW_BYTES, bytes_window_may_fail, error_line, header_exit_code, trace
 

@@ -15,8 +15,9 @@ from collections import Counter
 import orjson
 
 from ..text import LazyPattern
+from ..model import Turn
 from .base import (
-    Turn, TurnLimits, decode_line, drop_blobs, finish_said, finish_text, id_or_none, iso_to_ms, session_id_or_none, str_or_none,
+    TurnLimits, decode_line, drop_blobs, finish_said, finish_text, id_or_none, iso_to_ms, session_id_or_none, str_or_none,
 )
 from .toolfail import (
     PLAIN_FIRST_LINE, WINDOW_BYTES, bytes_window_may_fail, error_line, plain_first_line_may_fail, plain_line_may_fail,

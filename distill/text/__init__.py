@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: a run that reads a file need not import typing
+if TYPE_CHECKING:
+    from typing import Any
 
 _METHODS = ("match", "fullmatch", "search", "finditer", "findall", "sub", "split")
 

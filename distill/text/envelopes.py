@@ -13,12 +13,15 @@ greeting inside an envelope is still a greeting), and every pattern is guarded b
 from __future__ import annotations
 
 import re
-from typing import Literal
 
 from . import LazyPattern
 from .noise import is_noise
 
-Author = Literal["person", "assistant", "tool", "platform", "schedule", "parent_agent"]
+TYPE_CHECKING = False  # not typing's: a run that reads a file need not import typing
+if TYPE_CHECKING:
+    from typing import Literal
+
+    Author = Literal["person", "assistant", "tool", "platform", "schedule", "parent_agent"]
 
 # Runtime prompts with nothing a person said: dropped (counted as noise by the caller).
 _RUNTIME_PROMPTS = (
