@@ -7,14 +7,15 @@ never a torn one.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-TYPE_CHECKING = False  # `distill enqueue` (a hook's fast path) must not pay for importing typing
+TYPE_CHECKING = False  # `distill enqueue` (a hook's fast path) must not pay for typing or pathlib
 if TYPE_CHECKING:
     from typing import Any
 
+    from _typeshed import StrPath
 
-def fsync_dir(path: Path) -> None:
+
+def fsync_dir(path: StrPath) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
@@ -22,12 +23,13 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+def write_bytes(path: StrPath, data: bytes, *, durable: bool = True) -> None:
     """``durable=False`` skips both fsyncs: still never torn, but may be lost with the machine
     (for informational files such as ``last-run.json``, so a no-op run stays cheap)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    folder, name = os.path.split(os.fspath(path))
+    folder = folder or "."
+    os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         view = memoryview(data)
@@ -39,20 +41,21 @@ def write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
         os.close(fd)
     os.replace(tmp, path)
     if durable:
-        fsync_dir(path.parent)
+        fsync_dir(folder)
 
 
-def write_json(path: Path, obj: Any, *, indent: bool = True) -> None:
+def write_json(path: StrPath, obj: Any, *, indent: bool = True) -> None:
     import orjson  # here, not at the top: `distill enqueue` (a hook's fast path) writes no JSON with it
 
     option = orjson.OPT_INDENT_2 if indent else 0
     write_bytes(path, orjson.dumps(obj, option=option | orjson.OPT_NON_STR_KEYS) + b"\n")
 
 
-def move(src: Path, dst: Path) -> None:
+def move(src: StrPath, dst: StrPath) -> None:
     """Rename ``src`` to ``dst`` (same filesystem) and make the rename durable."""
-    dst.parent.mkdir(parents=True, exist_ok=True)
+    src_dir, dst_dir = os.path.dirname(os.fspath(src)) or ".", os.path.dirname(os.fspath(dst)) or "."
+    os.makedirs(dst_dir, exist_ok=True)
     os.replace(src, dst)
-    fsync_dir(dst.parent)
-    if src.parent != dst.parent:
-        fsync_dir(src.parent)
+    fsync_dir(dst_dir)
+    if os.path.abspath(src_dir) != os.path.abspath(dst_dir):
+        fsync_dir(src_dir)

@@ -6,7 +6,7 @@ to a regular ``.jsonl`` file under a configured source root, and belong to the a
 claims: under ``agents_dir`` that is the folder name (``<agents_dir>/<agentId>/sessions/``),
 under an extra ``sources`` root the root's own ``agent_id``. The distiller's own agent and
 agents outside the allow-list are refused. Which root holds a path is
-:func:`distill.tails.discover.holders`. Stdlib only: the hook's fast path uses it.
+:func:`distill.tails.owners.holders`. Stdlib only: the hook's fast path uses it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import os
 from .errors import InvalidTask, SessionGone
 from .settings.core import agent_refusal
 from .settings.hook import HookConfig
-from .tails.discover import holders
+from .tails.owners import holders
 
 
 def check_agent(cfg: HookConfig, agent_id: str) -> None:

@@ -97,6 +97,23 @@ def test_enqueue_imports_nothing_heavy(env):
     assert not imported & set(HEAVY)
 
 
+def test_enqueue_needs_no_pathlib_and_no_typing(env):
+    """What is left of the hook's start-up is the interpreter, ``re`` and ``json``: pathlib
+    (with the ``urllib.parse`` and ``ipaddress`` it loads, ≈ 9 ms) and typing are not needed.
+    Run with ``-S`` and the tree on ``PYTHONPATH``: an editable install's import hook, loaded
+    by ``site``, imports pathlib in every interpreter of its venv, the bare one too."""
+    f = session(env)
+    root = Path(__file__).resolve().parent.parent
+    code = ("import sys; from distill.cli import main; rc = main(['enqueue', '--agent', 'main', "
+            f"'--session-file', {str(f)!r}]); print(sorted(sys.modules)); sys.exit(rc)")
+    r = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "PYTHONPATH": str(root)})
+    assert r.returncode == 0, r.stderr
+    loaded = {m.split(".")[0] for m in eval(r.stdout.strip().splitlines()[-1])}
+    assert "distill" in loaded and not loaded & {"pathlib", "typing", "urllib", "ipaddress"}, sorted(loaded)
+    assert len(inbox(env)) == 1
+
+
 @pytest.mark.parametrize("case", ["bad-id", "distiller", "outside", "symlink-out", "dotdot", "wrong-agent",
                                   "not-allowed", "missing", "not-jsonl"])
 def test_enqueue_refuses_what_it_may_not_queue(env, case, tmp_path):

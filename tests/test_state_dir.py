@@ -36,12 +36,12 @@ def test_every_path_in_the_state_directory_is_named_by_state_dir(tmp_path):
     assert isinstance(state, StateDir) and state.root == s.state_dir
     files = {state.cursor, state.lock, state.last_run, state.backfill_plan, state.backfill_cursor,
              state.backfill_lock, state.worker_lock, state.usage, noop_file(state.cursor)}
-    folders = {state.queue, seen_dir(state.cursor), seen_dir(state.backfill_cursor), state.hook_manifest("x").parent}
+    folders = {Path(state.queue), seen_dir(state.cursor), seen_dir(state.backfill_cursor), state.hook_manifest("x").parent}
     batches = {state.done, state.aborted}
     left = sorted(p for p in state.root.rglob("*"))
     assert state.cursor in left and state.last_run in left and seen_dir(state.cursor) in left
     assert any(p.parent == state.done for p in left) and any(p.parent == state.aborted for p in left)
-    assert any(p.parent == state.queue / "inbox" for p in left)
+    assert any(p.parent == Path(state.queue, "inbox") for p in left)
     for p in left:
         if p in files or p in folders or p in batches or p == state.batches:
             continue

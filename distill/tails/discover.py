@@ -11,12 +11,11 @@ Archive names (``*.jsonl.reset.*``, ``*.jsonl.deleted.*``, ``*.lock``) are skipp
 OpenClaw's archived sessions when ``settings.read_archives`` is on (backfill turns it on). This is
 stat-only — no file is opened here — so that a run over 10,000 unchanged files stays cheap.
 
-Which root holds a path is written once, in :func:`holders`, for two callers with different
-needs: :func:`classify` names the one transcript the daemon's task points at as a walk would
-list it (paths as given, ``abspath``; the first root that accepts it), and
-:mod:`distill.roots` checks an untrusted task's path (symlinks resolved, ``realpath``; every
-root that holds it, so that an ambiguous path is refused). Stdlib only at import: the hook's
-fast path (``distill enqueue``) uses :func:`holders`.
+Which root holds a path is written once, in :func:`distill.tails.owners.holders`, for two
+callers with different needs: :func:`classify` names the one transcript the daemon's task
+points at as a walk would list it (paths as given, ``abspath``; the first root that accepts
+it), and :mod:`distill.roots` checks an untrusted task's path (symlinks resolved,
+``realpath``; every root that holds it, so that an ambiguous path is refused).
 """
 
 from __future__ import annotations
@@ -25,10 +24,12 @@ import fnmatch
 import os
 import stat
 from collections import Counter, namedtuple
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
+
+from .owners import holders
 
 TYPE_CHECKING = False  # not typing's: the hook's fast path must not import typing (nor pydantic)
 if TYPE_CHECKING:
@@ -196,26 +197,6 @@ def classify(settings: Settings, path: str | os.PathLike) -> SessionFile | None:
         st = _regular_stat(p)
         return SessionFile(p, agent, fmt, st) if st else None
     return None
-
-
-def holders(path: str, agents_dir: str, sources: Sequence[tuple[str, str]],
-            norm: Callable[[str], str]) -> Iterator[tuple[str, int, list[str]]]:
-    """Every root that holds ``path``, in order: ``(agent id, index in sources or -1 for
-    agents_dir, path parts below the root)``. ``path`` is already normalised by ``norm``
-    (``os.path.abspath``, or ``os.path.realpath`` to see through symlinks), the roots are
-    normalised with it here. Under ``agents_dir`` only ``<agentId>/sessions/<file>`` counts."""
-    rel = _below(norm(agents_dir), path)
-    if rel is not None and len(rel) == 3 and rel[1] == "sessions":
-        yield rel[0], -1, rel
-    for i, (root, agent) in enumerate(sources):
-        rel = _below(norm(root), path)
-        if rel is not None:
-            yield agent, i, rel
-
-
-def _below(root: str, path: str) -> list[str] | None:
-    prefix = root.rstrip(os.sep) + os.sep
-    return path[len(prefix):].split(os.sep) if path.startswith(prefix) else None
 
 
 def _glob_match(rel: list[str], pattern: str) -> bool:

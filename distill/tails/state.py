@@ -5,7 +5,9 @@ types, each from its own process; they meet only through these files. So no modu
 path under the state directory itself: it asks :class:`StateDir`, and a file's name and
 place can be read (and changed) here alone.
 
-Stdlib only: ``distill enqueue`` (an agent hook's fast path) uses it for the queue.
+Stdlib only, and no pathlib at import: ``distill enqueue`` (an agent hook's fast path) uses
+it for the queue, whose folder is a ``str`` for that reason (pathlib, with the ``urllib.parse``
+and ``ipaddress`` it loads, is ≈ 9 ms of the hook's start-up); every other path is a ``Path``.
 ``config.toml`` is found by the settings core (``distill.settings.core.config_file``), since
 it may name the state directory itself.
 """
@@ -13,39 +15,52 @@ it may name the state directory itself.
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def _path(*parts: str | os.PathLike[str]) -> Path:
+    from pathlib import Path  # here, not at the top: see the module's docstring
+
+    return Path(*parts)
 
 
 class StateDir:
     """The paths of one state directory (nothing is created or read here)."""
 
-    __slots__ = ("root",)
+    __slots__ = ("_root",)
 
     def __init__(self, root: str | os.PathLike[str]):
-        self.root = Path(root)
+        self._root = os.fspath(root)
 
     def __repr__(self) -> str:
         return f"StateDir({str(self.root)!r})"
+
+    @property
+    def root(self) -> Path:
+        return _path(self._root)
 
     # --- the main cursor and the lock every run / commit / init / abort holds
     @property
     def cursor(self) -> Path:
         """``cursor.json``; its digests of committed turns live beside it (:meth:`seen_dir`)."""
-        return self.root / "cursor.json"
+        return _path(self._root, "cursor.json")
 
     @property
     def lock(self) -> Path:
-        return self.root / ".lock"
+        return _path(self._root, ".lock")
 
     @property
     def last_run(self) -> Path:
         """What ``distill status`` shows as the last run (informational)."""
-        return self.root / "last-run.json"
+        return _path(self._root, "last-run.json")
 
     # --- batches: pending at the top, then done/ or aborted/
     @property
     def batches(self) -> Path:
-        return self.root / "batches"
+        return _path(self._root, "batches")
 
     @property
     def done(self) -> Path:
@@ -60,34 +75,35 @@ class StateDir:
 
     # --- the queue (its inbox/processing/done/failed folders are the queue's own layout)
     @property
-    def queue(self) -> Path:
-        return self.root / "queue"
+    def queue(self) -> str:
+        """A ``str``: see the module's docstring."""
+        return os.path.join(self._root, "queue")
 
     # --- the daemon, the token budget, backfill, hooks
     @property
     def worker_lock(self) -> Path:
-        return self.root / "worker.lock"
+        return _path(self._root, "worker.lock")
 
     @property
     def usage(self) -> Path:
-        return self.root / "usage.json"
+        return _path(self._root, "usage.json")
 
     @property
     def backfill_plan(self) -> Path:
         """Per file, where the main cursor stood when backfill first met it."""
-        return self.root / "backfill.json"
+        return _path(self._root, "backfill.json")
 
     @property
     def backfill_cursor(self) -> Path:
-        return self.root / "backfill-cursor.json"
+        return _path(self._root, "backfill-cursor.json")
 
     @property
     def backfill_lock(self) -> Path:
-        return self.root / "backfill.lock"
+        return _path(self._root, "backfill.lock")
 
     def hook_manifest(self, agent: str) -> Path:
         """What ``distill hooks install`` changed for an agent, so ``uninstall`` can undo it."""
-        return self.root / "hooks" / f"{agent}.json"
+        return _path(self._root, "hooks") / f"{agent}.json"
 
 
 # Paths beside a file rather than under the root: they follow a batch or a cursor wherever it
@@ -95,23 +111,23 @@ class StateDir:
 
 def seen_dir(cursor_path: str | os.PathLike[str]) -> Path:
     """``<cursor stem>.seen/``: digests of the turns committed from each file."""
-    p = Path(cursor_path)
+    p = _path(cursor_path)
     return p.with_name(p.stem + ".seen")
 
 
 def noop_file(cursor_path: str | os.PathLike[str]) -> Path:
     """``<cursor stem>.noop``: what the files and the state looked like after the last run that
     found nothing (:func:`distill.tails.ledger.create_batch` skips the next walk if unchanged)."""
-    p = Path(cursor_path)
+    p = _path(cursor_path)
     return p.with_name(p.stem + ".noop")
 
 
 def chunks_file(batch_file: str | os.PathLike[str]) -> Path:
     """``<batch>.chunks``: the batch's per-chunk progress."""
-    return Path(batch_file).with_suffix(".chunks")
+    return _path(batch_file).with_suffix(".chunks")
 
 
 def distilling_lock(batch_file: str | os.PathLike[str]) -> Path:
     """``.<batch>.distill.lock``: held while one process distils the batch."""
-    p = Path(batch_file)
+    p = _path(batch_file)
     return p.with_name(f".{p.stem}.distill.lock")
