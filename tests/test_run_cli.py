@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import orjson
+import pytest
 
 from tail_helpers import ROOT, append, cli, fact, header, msg, session, settings_for
 
@@ -123,12 +124,18 @@ def test_status_names_new_gone_and_out_of_scope_files(tmp_path):
     assert states["c.jsonl"] == ("new", len(header() + msg(fact(3))))
 
 
-def test_a_reader_that_leaves_early_gets_no_traceback_and_loses_nothing(tmp_path):
-    """``distill run | head -0``: the pipe closes before the summary is printed. The batch is
+@pytest.mark.parametrize("unbuffered", ["1", None])
+def test_a_reader_that_leaves_early_gets_no_traceback_and_loses_nothing(tmp_path, unbuffered):
+    """``distill run | head -0``: the pipe closes before the summary is printed (at the
+    print when output is unbuffered, at the exit's flush when Python buffers it). The batch is
     already cut and must stay; the user sees no traceback, and the status is SIGPIPE's 141."""
     import os
     import subprocess
     import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED" and not k.startswith("DISTILL_")}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = unbuffered
 
     s = settings_for(tmp_path)
     session(tmp_path).write_bytes(header() + msg(fact(1)))
@@ -137,7 +144,7 @@ def test_a_reader_that_leaves_early_gets_no_traceback_and_loses_nothing(tmp_path
     try:
         p = subprocess.run([sys.executable, "-m", "distill", "--state-dir", str(s.state_dir), "--agents-dir",
                             str(s.agents_dir), "run"], stdout=w, stderr=subprocess.PIPE, text=True, timeout=60,
-                           cwd=ROOT)
+                           cwd=ROOT, env=env)
     finally:
         os.close(w)
     assert "Traceback" not in p.stderr and p.stderr == ""
@@ -152,8 +159,6 @@ def test_running_on_state_example_leaves_only_files_git_ignores(tmp_path):
     import subprocess
 
     if subprocess.run(["git", "-C", str(ROOT), "rev-parse"], capture_output=True).returncode != 0:
-        import pytest
-
         pytest.skip("not a git checkout")
     tracked = set(subprocess.run(["git", "-C", str(ROOT), "ls-files", "state.example"], capture_output=True,
                                  text=True, check=True).stdout.split())
@@ -167,3 +172,31 @@ def test_running_on_state_example_leaves_only_files_git_ignores(tmp_path):
     ignored = subprocess.run(["git", "-C", str(ROOT), "check-ignore", "--no-index", "--stdin"], input="\n".join(left),
                              capture_output=True, text=True).stdout.split()
     assert left - set(ignored) == set()
+
+
+def test_a_real_process_leaves_with_all_its_output_and_its_exit_status(tmp_path):
+    """The console script skips the interpreter's teardown after light commands
+    (``distill.cli.entry``); what it printed must still arrive whole through a pipe, where
+    Python buffers it, and its exit status must be the command's."""
+    import os
+    import subprocess
+    import sys
+
+    s = settings_for(tmp_path)
+    for i in range(400):
+        session(tmp_path, name=f"s{i:03d}").write_bytes(header(f"s{i}") + msg(fact(i)))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED" and not k.startswith("DISTILL_")}
+
+    def distill(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "distill", "--state-dir", str(s.state_dir), "--agents-dir",
+                               str(s.agents_dir), *args], capture_output=True, text=True, env=env, cwd=ROOT,
+                              timeout=60)
+
+    out = distill("--json", "status")
+    assert len(out.stdout) > 65_536 and len(js(out)["files"]) == 400  # more than a pipe holds
+    created = distill("run")
+    assert created.returncode == 0 and created.stdout.startswith("created: 400 files")
+    assert created.stdout.endswith("\n") and "batch file: " in created.stdout
+    assert distill("run").stdout.startswith("pending: ")
+    refused = distill("commit", "--batch-file", str(tmp_path / "nope.json"))
+    assert refused.returncode != 0 and "nope.json" in refused.stderr

@@ -246,5 +246,30 @@ def main(argv: list[str] | None = None) -> int:
         return 141  # what a shell reports for a program SIGPIPE ended
 
 
+# Commands that leave nothing for the interpreter's teardown to do: no thread, no atexit hook,
+# no buffered file left open (every file is written by distill.atomic, straight to the fd).
+NO_TEARDOWN = frozenset({"run", "status", "init", "commit", "abort", "enqueue"})
+
+
+def entry() -> None:
+    """The ``distill`` console script and ``python -m distill``: :func:`main`, then the exit.
+
+    After a command in ``NO_TEARDOWN`` (``run`` without ``--distill``) the process flushes its
+    output and leaves with ``os._exit``: the interpreter's teardown (a last full collection,
+    every object freed one by one, every module cleared) costs 10-15 ms here, a sixth of a
+    ``distill run`` with nothing new. Tests call :func:`main`, which always returns."""
+    argv = sys.argv[1:]
+    rc = main(argv)
+    idx = command_index(argv)
+    if idx is None or argv[idx] not in NO_TEARDOWN or "--distill" in argv:
+        sys.exit(rc)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:  # the reader left before the output was flushed (see main)
+        rc = 141
+    os._exit(rc)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry()

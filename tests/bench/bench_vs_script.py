@@ -185,8 +185,8 @@ def regular_install(work: Path) -> Python:
     shutil.copytree(ROOT / "distill", purelib / "distill", ignore=shutil.ignore_patterns("__pycache__"))
     subprocess.run([str(exe), "-m", "compileall", "-q", str(purelib / "distill")], check=True)
     script = venv / "bin" / "distill"  # pip's console-script template (pip 24)
-    script.write_text(f"#!{exe}\nimport sys\nfrom distill.cli import main\nif __name__ == '__main__':\n"
-                      "    sys.argv[0] = sys.argv[0].removesuffix('.exe')\n    sys.exit(main())\n")
+    script.write_text(f"#!{exe}\nimport sys\nfrom distill.cli import entry\nif __name__ == '__main__':\n"
+                      "    sys.argv[0] = sys.argv[0].removesuffix('.exe')\n    sys.exit(entry())\n")
     script.chmod(0o755)
     found = subprocess.run([str(exe), "-c", "import distill; print(distill.__file__)"], cwd=work,
                            capture_output=True, text=True, check=True).stdout.strip()
