@@ -17,7 +17,8 @@ loaded on first use.
 from __future__ import annotations
 
 import importlib
-import re
+
+from ..text import LazyPattern
 
 TYPE_CHECKING = False  # not typing's: a run that reads a file need not import typing
 if TYPE_CHECKING:
@@ -42,8 +43,9 @@ FORMAT_NAMES = ("openclaw", "claude-code", "codex")
 # Detection order: the most specific first line first.
 _DETECT_ORDER = ("openclaw", "codex", "claude-code")
 
-_ARCHIVED_SESSION = re.compile(r"\.jsonl\.(?:reset|deleted)\.")
-_ARCHIVE = re.compile(_ARCHIVED_SESSION.pattern + r"|\.lock$")
+_ARCHIVED_SESSION_PATTERN = r"\.jsonl\.(?:reset|deleted)\."
+_ARCHIVED_SESSION = LazyPattern(_ARCHIVED_SESSION_PATTERN)
+_ARCHIVE = LazyPattern(_ARCHIVED_SESSION_PATTERN + r"|\.lock$")
 _formats: dict[str, SourceFormat] = {}
 
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import marshal
 import mmap
 import os
-import signal
 from collections.abc import Callable
 
 TYPE_CHECKING = False  # not typing's: a run with nothing to read must not pay for importing typing
@@ -79,6 +78,7 @@ class Child:
                 data = memoryview(marshal.dumps(out))
                 while data:
                     data = data[os.write(w, data):]
+                os.close(w)  # the parent's EOF: it loads the result while this process is torn down
                 code = 0
             except BaseException:  # noqa: BLE001 - anything: the parent does these items itself
                 pass
@@ -96,7 +96,10 @@ class Child:
         self.shared[0] = i
 
     def result(self) -> dict[int, Any] | None:
-        """What the child did, by item; None (``failure`` says why) if it failed."""
+        """What the child did, by item; None (``failure`` says why) if it failed. The result
+        is loaded before the child is reaped (its exit, unmapping its memory, takes a few ms)
+        and used only if the child then exited cleanly: a child killed mid-write is never
+        believed, whatever part of its result arrived."""
         if self.pid < 0:
             self.close()
             return None
@@ -109,18 +112,18 @@ class Child:
         finally:
             os.close(self.fd)
             self.fd = -1
+        out = None
+        if not self.failure:
+            try:
+                out = marshal.loads(b"".join(chunks))
+            except Exception as exc:  # noqa: BLE001
+                self.failure = f"its result did not load: {exc}"
         _, status = os.waitpid(self.pid, 0)
         self.pid = -1
         code = os.waitstatus_to_exitcode(status)
         if code != 0:
             self.failure = f"exit status {code}" if code > 0 else f"killed by signal {-code}"
-        if self.failure:
-            return None
-        try:
-            return marshal.loads(b"".join(chunks))
-        except Exception as exc:  # noqa: BLE001
-            self.failure = f"its result did not load: {exc}"
-            return None
+        return None if self.failure else out
 
     def close(self) -> None:
         """Stop the child if its result was not collected (the caller failed half-way)."""
@@ -128,6 +131,8 @@ class Child:
             os.close(self.fd)
             self.fd = -1
         if self.pid > 0:
+            import signal
+
             os.kill(self.pid, signal.SIGKILL)
             os.waitpid(self.pid, 0)
             self.pid = -1
