@@ -56,7 +56,7 @@ def now_ms() -> int:
 
 
 class Queue:
-    def __init__(self, root: Path):
+    def __init__(self, root: str | os.PathLike[str]):
         self.root = Path(root)
         self.dirs = {name: self.root / name for name in FOLDERS}
 
