@@ -139,7 +139,7 @@ _POLAR: dict[str, tuple[frozenset[str], frozenset[str]]] = {
         ("required", "required mandatory 必填 必需 必须", "optional 可选 选填"),
         ("amount", "increase increases increased raise 增加 提高 调高", "decrease decreases decreased lower reduce 减少 降低 调低"),
         ("sync", "synchronous sync 同步", "asynchronous async 异步"),
-        ("access", "allow allows allowed permit 允许", "block blocks blocked deny denied forbid forbidden 禁止"),
+        ("access", "allow allows allowed permit 允许", "block blocks blocked deny denied forbid forbidden 禁止 拦截 阻止 屏蔽"),
         ("verdict", "accept accepts accepted 接受", "reject rejects rejected 拒绝"),
         ("lending", "lend lends lent lending", "borrow borrows borrowed borrowing"),
         ("shared", "shared public 共享 公开", "private 私有"),
@@ -395,8 +395,11 @@ def _entity_missing(a: Profile, b: Profile) -> str | None:
     only_b = {e for e in b.entities if e not in a.words}
     if a.cjk_dominant and b.cjk_dominant:
         # between two Chinese texts a plain English word may be translated ("push" / "推送"):
-        # code-shaped entities must be on both sides, plain words only conflict as a swap
-        if not any(_code_shaped(e) for e in only_a | only_b) and not (only_a and only_b):
+        # code-shaped entities must be on both sides, plain words only conflict as a swap or
+        # against a side with no Latin word that glosses none of them ("Confluence" / "语雀")
+        untranslated = {e for e in only_a if not b.entities and a.stems.get(e) not in b.meant} | {
+            e for e in only_b if not a.entities and b.stems.get(e) not in a.meant}
+        if not any(_code_shaped(e) for e in only_a | only_b) and not (only_a and only_b) and not untranslated:
             return None
     return f"entities {sorted(only_a)} vs {sorted(only_b)}" if only_a or only_b else None
 
