@@ -334,3 +334,15 @@ def test_the_reduce_step_keeps_apart_what_the_store_keeps_apart():
     same = merge_near_duplicates([cand("Use uv instead of pip for Python dependencies."),
                                   cand("Use uv instead of pip for the Python dependencies.")], counters)
     assert len(same) == 1 and counters["merged_in_run"] == 1
+
+
+def test_blocking_contradicts_allowing_across_languages():
+    assert any(why.startswith("polar") for why in contradictions("Rule: the proxy allows uploads from the build servers.",
+                                                                  "规则：代理拦截来自构建服务器的上传。"))
+
+
+def test_a_latin_product_name_against_chinese_text_is_another_product_unless_it_translates():
+    """Between two Chinese memories, "Figma" against a Chinese word that does not gloss it is
+    another tool (墨刀 is a product of its own); "push" against 推送 is the same word translated."""
+    assert contradictions("事实：设计稿放在墨刀上。", "事实：设计稿放在 Figma 上。")
+    assert not contradictions("偏好：手机 app 的 push 通知要先征求用户同意。", "偏好：手机应用的推送通知要先征求用户同意。")
