@@ -346,3 +346,24 @@ def test_a_latin_product_name_against_chinese_text_is_another_product_unless_it_
     another tool (墨刀 is a product of its own); "push" against 推送 is the same word translated."""
     assert contradictions("事实：设计稿放在墨刀上。", "事实：设计稿放在 Figma 上。")
     assert not contradictions("偏好：手机 app 的 push 通知要先征求用户同意。", "偏好：手机应用的推送通知要先征求用户同意。")
+
+
+def test_a_memory_cut_off_mid_sentence_is_not_the_whole_memory():
+    """Merging the opening into the whole would keep whichever came first: a store holding
+    "Rule: after a deploy, always" would swallow the rule itself."""
+    assert any(why.startswith("only the opening") for why in contradictions(
+        "Rule: after a deploy, always", "Rule: after a deploy, always watch the error rate for ten minutes."))
+    assert any(why.startswith("only the opening") for why in contradictions("规则：周五下午", "规则：周五下午不要发布新版本。"))
+    # one more word of no weight is still the same memory
+    assert not contradictions("Rule: never deploy on Fridays.", "Rule: never deploy on Fridays again.")
+
+
+def test_the_same_subject_with_another_predicate_is_another_memory():
+    assert any(why.startswith("same subject") for why in contradictions(
+        "事实：咖啡机在二楼茶水间。", "事实：咖啡机每周五清洗一次。"))
+    assert any(why.startswith("same subject") for why in contradictions(
+        "Fact: the staging cluster scales down at night.", "Fact: the staging cluster rejects unsigned images."))
+    # the same predicate reworded, or naming the same thing, is one memory
+    assert not contradictions("Fact: the staging cluster scales down every night.",
+                              "Fact: the staging cluster scales down at night.")
+    assert not contradictions("决定：前端打包用 Vite 完成。", "决定：前端打包统一交给 Vite。")

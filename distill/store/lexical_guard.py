@@ -493,9 +493,52 @@ def _polarity_differs(a: Profile, b: Profile) -> str | None:
     return f"polar {flipped}" if flipped else None
 
 
+def _opening_only(a: Profile, b: Profile) -> str | None:
+    """One text is only the opening of the other ("Rule: before merging, always" / "Rule:
+    before merging, always rebase onto main."): a memory cut off mid-sentence says less, and
+    a merge would keep whichever of the two came first."""
+    short, whole = sorted((a.surface, b.surface), key=len)
+    if not short or whole[: len(short)] != short:
+        return None
+    rest = _meaningful(whole[len(short) :])
+    return f"only the opening of the other, which goes on: {' '.join(rest[:6])}" if len(rest) >= 2 else None
+
+
+def _predicate_differs(a: Profile, b: Profile) -> str | None:
+    """Same subject, another predicate: both open with the same words (two or more that mean
+    something), then say two different things in one script ("事实：打印机在三楼的会议室旁边" /
+    "事实：打印机经常卡纸"; "the mobile app caches images on disk" / "the mobile app crashes when
+    the disk is full"). The rests may share a third of their words, and any thing they both
+    name: "决定：数据库迁移用 Alembic 管理" / "数据库迁移统一交给 Alembic" is one memory."""
+    k = 0
+    while k < min(len(a.surface), len(b.surface)) and a.surface[k] == b.surface[k]:
+        k += 1
+    subject = _meaningful(a.surface[:k])
+    rest_a, rest_b = _meaningful(a.surface[k:]), _meaningful(b.surface[k:])
+    if len(subject) < 2 or len(rest_a) < 2 or len(rest_b) < 2:
+        return None
+    scripts = {bool(_CJK_RUN.fullmatch(t)) for t in rest_a + rest_b if not t.isdigit()}
+    if len(scripts) != 1:
+        return None  # a rest in two scripts may be a translation of the other's
+    ta, tb = {_term(t) for t in rest_a}, {_term(t) for t in rest_b}
+    shared = ta & tb
+    named = a.entities | a.names | a.numbers | b.entities | b.names | b.numbers
+    if shared & named or 3 * len(shared) > min(len(ta), len(tb)):
+        return None
+    return f"same subject ({' '.join(subject)}), other predicates: {' '.join(rest_a[:5])} / {' '.join(rest_b[:5])}"
+
+
+def _meaningful(tokens: list[str]) -> list[str]:
+    return [t for t in tokens if t not in _STOP and t not in _ZH_FUNCTION]
+
+
+def _term(token: str) -> str:
+    return token if _CJK_RUN.fullmatch(token) else stem(token)
+
+
 _RULES = (
     _kinds_differ, _numbers_differ, _entity_missing, _nothing_named_in_common, _weekdays_differ, _nothing_translates,
-    _names_swapped, _slot_swapped,
+    _names_swapped, _slot_swapped, _opening_only, _predicate_differs,
     _rejects_differ, _negation_differs, _polarity_differs,
 )
 
