@@ -367,3 +367,54 @@ def test_the_same_subject_with_another_predicate_is_another_memory():
     assert not contradictions("Fact: the staging cluster scales down every night.",
                               "Fact: the staging cluster scales down at night.")
     assert not contradictions("决定：前端打包用 Vite 完成。", "决定：前端打包统一交给 Vite。")
+
+
+def test_preferring_one_thing_over_another_is_a_contrast():
+    assert any(why.startswith("rejects") for why in contradictions(
+        "Preference: for status updates the user prefers Teams over Zoom.",
+        "Preference: for status updates the user prefers Zoom over Teams."))
+    # "over" alone is no contrast
+    assert not contradictions("Rule: never send passwords over chat.", "Rule: passwords must never be sent over chat.")
+
+
+def test_obeying_contradicts_ignoring_across_languages():
+    assert any(why.startswith("polar") for why in contradictions("Decision: the link checker obeys the nofollow hints.",
+                                                                  "决定：链接检查器忽略 nofollow 提示。"))
+
+
+def test_a_place_or_a_persons_name_written_in_chinese_is_the_same_name():
+    """The dictionary glosses 杭州 as *Hangzhou*; 刘洋 is read in pinyin, liu yang."""
+    from distill.store.dedup import Evidence
+
+    for en, zh in (("Fact: the Hangzhou team owns the payment service.", "事实：杭州团队负责支付服务。"),
+                   ("Fact: the new designer is Liu Yang.", "事实：新来的设计师是刘洋。")):
+        ev = Evidence(en, zh)
+        assert ev.anchored and not ev.conflicts, (en, ev.conflicts)
+    # another city is not the same name
+    assert contradictions("Fact: the Hangzhou team owns the payment service.", "事实：苏州团队负责支付服务。")
+
+
+def test_a_numeronym_is_the_word_it_shortens():
+    assert not any(why.startswith("entities") for why in contradictions(
+        "Fact: the k8s cluster in staging runs three nodes.", "Fact: the staging Kubernetes cluster runs three nodes."))
+    assert not any(why.startswith("entities") for why in contradictions(
+        "Decision: i18n strings live in locales/.", "Decision: internationalization strings live in locales/."))
+
+
+def test_a_month_or_a_number_in_words_is_its_number():
+    assert not any(why.startswith("numbers") for why in contradictions(
+        "Note: the audit is due on 3 June.", "备注：审计截止日期是 6 月 3 日。"))
+    assert not any(why.startswith("numbers") for why in contradictions(
+        "Rule: standups last 15 minutes.", "Rule: standups last fifteen minutes."))
+
+
+def test_one_hyphenated_word_in_another_form_is_not_another_name():
+    assert not any(why.startswith("names") for why in contradictions(
+        "Pitfall: re-indexed documents lost their tags.", "Pitfall: re-indexing documents lost their tags."))
+
+
+def test_two_negations_in_one_language_cancel_out():
+    assert not any(why == "negation" for why in contradictions(
+        "Rule: don't ship a release without a changelog.", "Rule: every release ships with a changelog."))
+    assert "negation" in contradictions("Rule: the cache can be cleared without asking anyone.",
+                                        "Rule: the cache cannot be cleared without asking the owner.")

