@@ -67,9 +67,9 @@ def test_the_set_is_large_balanced_and_varied():
 def test_precision_comes_first_on_the_held_out_half(labelled):
     """A wrong merge loses a memory, a missed one costs a row. The held-out half is the
     latest round's block, written before the rule ran on it (``calibration.split``). The
-    floors are what the rule reached there when it was first scored (round 7: precision
-    0.926, recall 0.704), less a margin. The issue's target is not met: neither precision
-    (0.98) nor recall (0.85) reaches it on round 7's block (docs/dedup.md, "Round 7")."""
+    floors are what the rule reached there when it was first scored (round 8: precision
+    0.900, recall 0.634), less a margin. The issue's target is not met: neither precision
+    (0.98) nor recall (0.85) reaches it on round 8's block (docs/dedup.md, "Round 8")."""
     pairs, cos = labelled
     tune, held = split(pairs)
     s = score([pairs[i] for i in held], [cos[i] for i in held], guarded)
@@ -78,8 +78,8 @@ def test_precision_comes_first_on_the_held_out_half(labelled):
     report("  all", score(pairs, cos, guarded))
     for line in s.errors:
         print("   ", line)
-    assert s.precision >= 0.88, s.errors
-    assert s.recall >= 0.66, s.errors
+    assert s.precision >= 0.85, s.errors
+    assert s.recall >= 0.58, s.errors
 
 
 def test_pure_cosine_at_the_seed_threshold_is_measured(labelled):
@@ -121,6 +121,9 @@ def test_the_latest_rounds_block_is_held_out_and_every_earlier_pair_tunes():
     # and a seventh
     pairs.append(pair(7, split="held-out", round=7))
     assert split(pairs) == ([0, 1, 2, 3, 4, 5, 6], [7])
+    # and an eighth
+    pairs.append(pair(8, split="held-out", round=8))
+    assert split(pairs) == ([0, 1, 2, 3, 4, 5, 6, 7], [8])
     assert split_before(pairs, 6) == ([0, 1, 2, 3, 4], [5])
     on_file = load_pairs(PAIRS)
     tune, held = split(on_file)
