@@ -418,3 +418,38 @@ def test_two_negations_in_one_language_cancel_out():
         "Rule: don't ship a release without a changelog.", "Rule: every release ships with a changelog."))
     assert "negation" in contradictions("Rule: the cache can be cleared without asking anyone.",
                                         "Rule: the cache cannot be cleared without asking the owner.")
+
+
+def test_each_side_ruling_out_what_the_other_keeps_is_a_contrast():
+    assert any(why.startswith("rejects") for why in contradictions(
+        "Preference: the user prefers aisle seats over window seats.",
+        "Preference: the user prefers window seats over aisle seats."))
+    # ruling out one more thing is no contrast
+    assert not any(why.startswith("rejects") for why in contradictions(
+        "Decision: manage Python packages with uv, not pip or poetry.", "Decision: manage Python packages with uv, not pip."))
+
+
+def test_an_abbreviation_is_the_words_it_stands_for():
+    assert not contradictions("Fact: the TS build of the SDK is published nightly.",
+                              "Fact: the TypeScript build of the SDK is published nightly.")
+    assert not contradictions("Rule: every PR needs one approval.", "Rule: every pull request needs one approval.")
+    assert contradictions("Rule: every PR needs one approval.", "Rule: every RFC needs one approval.")
+
+
+def test_a_time_of_day_is_compared_in_24_hour_form():
+    for a, b in (("Fact: the office closes at 17:30 on Fridays.", "Fact: on Fridays the office closes at 5:30 pm."),
+                 ("Fact: the nightly export starts at 23:00.", "事实：夜间导出晚上十一点开始。"),
+                 ("事实：备份每天凌晨两点开始。", "Fact: the backup starts at 2 a.m. every day.")):
+        assert not any(why.startswith("numbers") for why in contradictions(a, b)), (a, b)
+    assert any(why.startswith("numbers") for why in contradictions(
+        "Fact: the office closes at 17:30 on Fridays.", "Fact: on Fridays the office closes at 5:30 am."))
+    # 八点 without its half of the day may be 8:00 or 20:00
+    assert not any(why.startswith("numbers") for why in contradictions(
+        "Fact: the standup is at 20:00 for the US team.", "事实：美国团队的站会在八点。"))
+
+
+def test_a_negation_word_that_negates_nothing_is_no_negation():
+    for a, b in (("Rule: deploy bots may use only the deploy key.", "Rule: deploy bots may use nothing but the deploy key."),
+                 ("Rule: a job may use at most 8 GB of memory.", "Rule: a job may use no more than 8 GB of memory."),
+                 ("Preference: show prices both with VAT and excluding it.", "Preference: show prices with and without VAT.")):
+        assert "negation" not in contradictions(a, b), (a, b)

@@ -48,7 +48,7 @@ PLUGIN_COSINE = 2 - 1 / PLUGIN_SCORE
 # Calibrated per embedder (docs/dedup.md): ``local`` on tests/data/dedup_pairs.jsonl by
 # tests/bench/calibrate_dedup.py; ``openai`` and ``gemini`` not calibrated (no network here).
 DEFAULT_THRESHOLDS: dict[str, DedupThresholds] = {
-    "local": DedupThresholds(cosine=0.92, lexical=0.5, cosine_cross=0.83, lexical_zh=0.3),
+    "local": DedupThresholds(cosine=0.92, lexical=0.5, cosine_cross=0.84, lexical_zh=0.3),
     "openai": DedupThresholds(cosine=0.90, lexical=0.3, cosine_cross=0.85),
     "gemini": DedupThresholds(cosine=0.90, lexical=0.3, cosine_cross=0.85),
 }

@@ -124,6 +124,13 @@ _NEGATION_EN = re.compile(
     r"\b(?:never|no|none|nothing|nobody|neither|nor|without|cannot|\w+n't|not|zero|dislikes?|avoid|avoids|refuses?|unset|unable|unavailable|unsupported)\b",
     re.IGNORECASE,
 )
+# idioms whose negation word negates nothing: "nothing but X" is "only X", "no more than 4" is
+# "at most 4", "with and without VAT" names both
+_NOT_NEGATION_EN = re.compile(
+    r"\bnothing (?:but|more|else|older|newer|less|fancier)\b|\bno (?:more|less|fewer|later|earlier|longer|shorter) than\b"
+    r"|\bwith(?:out)? (?:and|or) with(?:out)?\b|\bnot only\b|\bno matter\b",
+    re.IGNORECASE,
+)
 _CONTRAST_EN = re.compile(r"\binstead\b|\brather than\b|\bin place of\b|,\s*not\b|\bover\b(?=\s+\w)", re.IGNORECASE)
 _NOT_AFTER_COMMA = re.compile(r",\s*not\b", re.IGNORECASE)
 _NEGATION_ZH = re.compile(r"不|没|别|勿|禁止|无法|未|避免|零")
@@ -191,6 +198,7 @@ class Profile:
     polar: dict[str, set[int]] = field(default_factory=dict)
     cjk_runs: tuple[str, ...] = ()
     joined: set[str] = field(default_factory=set)  # two adjacent words written as one: "time zone" → timezone
+    initials: dict[str, str] = field(default_factory=dict)  # a CamelCase word → its capitals: javascript → js
 
     @cached_property
     def glossed(self) -> dict[str, frozenset[str]]:
@@ -267,7 +275,9 @@ def profile(body: str) -> Profile:
     latin_chars = sum(ch.isascii() and ch.isalpha() for ch in text)
     p = Profile(cjk_dominant=cjk_chars >= 4 and 3 * cjk_chars >= latin_chars,
                 kind=_KINDS.get(opening.group(1).lower()) if opening else None)
+    text, either_half = _clock_times(text)
     _read_numbers(text, p)
+    p.spelled |= either_half
     for m in _TOKEN.finditer(text):
         _read_token(text, m.start(), m.group(0).rstrip(".:-'="), p)
     for run in _CJK_RUN.findall(text):
@@ -305,11 +315,59 @@ def _read_numbers(text: str, p: Profile) -> None:
     p.spelled = {str(_EN_NUMBERS[m.group(1).lower()]) for m in _NUMBER_WORD.finditer(text)}
     p.spelled |= {str(n) for m in _ZH_NUMERAL.finditer(text) if (n := _zh_number(m.group(1))) is not None}
     p.spelled |= {str(_MONTHS.index(m.group(1)[:3].lower()) + 1) for m in _MONTH.finditer(text)}
+    # "at 7" may be the "7:00" of the other side, and "7:00" its "7"
+    p.spelled |= {f"{v}:00" for v in p.numbers if v.isdigit() and 0 < int(v) <= 24}
+    p.spelled |= {v[:-3] for v in p.numbers if re.fullmatch(r"\d{1,2}:00", v)}
 
 
-def _zh_number(raw: str) -> int | None:
-    """'六' → 6, '十二' → 12, '三十' → 30, '两' → 2 (up to 99)."""
-    digits = [_ZH_DIGITS.get(ch) for ch in raw]
+# a time of day is compared in 24-hour form: "6 p.m." = "18:00" = "下午六点"
+_CLOCK_EN = re.compile(r"(?<![\d:.])(\d{1,2})(?::(\d{2}))?\s?([AaPp])\.?[Mm]\.?(?![A-Za-z])")
+_CLOCK_ZH = re.compile(
+    r"(上午|早上|早晨|凌晨|中午|下午|晚上|傍晚|夜里|早|晚)?\s*(\d{1,2}|[一二两三四五六七八九十]{1,3})\s*点钟?(半|\s*(\d{1,2})\s*分)?"
+)
+_AFTERNOON_ZH = ("中午", "下午", "晚上", "傍晚", "夜里", "晚")
+
+
+def _clock_times(text: str) -> tuple[str, set[str]]:
+    """``text`` with each time of day that says its half of the day (6 p.m., 下午六点) written
+    as a 24-hour time (18:00), and the times of a Chinese time that does not (六点: 6:00 or
+    18:00, taken out of the text)."""
+    either: set[str] = set()
+
+    def en(m: re.Match) -> str:
+        hour, minute = int(m.group(1)), int(m.group(2) or 0)
+        if hour > 12 or minute > 59:
+            return m.group(0)
+        hour = hour % 12 + (12 if m.group(3) in "Pp" else 0)
+        return f" {hour}:{minute:02d} "
+
+    def zh(m: re.Match) -> str:
+        raw = m.group(2)
+        hour = int(raw) if raw.isdigit() else _zh_number(raw, one=True)
+        minute = 30 if m.group(3) == "半" else int(m.group(4) or 0)
+        if hour is None or hour > 24 or minute > 59:
+            return m.group(0)
+        if m.group(1) in _AFTERNOON_ZH and hour < 12:
+            hour += 12
+        elif m.group(1) == "凌晨" and hour == 12:
+            hour = 0
+        elif m.group(1) is None and 0 < hour <= 12:
+            either.update((f"{hour}:{minute:02d}", f"{hour % 12 + 12}:{minute:02d}"))
+            return " "  # either half of the day: it forgives both, and states neither
+        return f" {hour}:{minute:02d} "
+
+    if any(ch in text for ch in "AaPp"):
+        text = _CLOCK_EN.sub(en, text)
+    if "点" in text:
+        text = _CLOCK_ZH.sub(zh, text)
+    return text, either
+
+
+def _zh_number(raw: str, one: bool = False) -> int | None:
+    """'六' → 6, '十二' → 12, '三十' → 30, '两' → 2 (up to 99); with ``one`` also '一' and
+    '十一' (a clock's hour, where 一 is no article)."""
+    table = _ZH_DIGITS | {"一": 1} if one else _ZH_DIGITS
+    digits = [table.get(ch) for ch in raw]
     if None in digits:
         return None
     if "十" not in raw:
@@ -317,7 +375,7 @@ def _zh_number(raw: str) -> int | None:
     tens, _, ones = raw.partition("十")
     if len(tens) > 1 or len(ones) > 1:
         return None
-    return (_ZH_DIGITS[tens] if tens else 1) * 10 + (_ZH_DIGITS[ones] if ones else 0)
+    return (table[tens] if tens else 1) * 10 + (table[ones] if ones else 0)
 
 
 def _canonical_number(raw: str) -> str:
@@ -341,6 +399,8 @@ def _read_token(text: str, start: int, tok: str, p: Profile) -> None:
         p.compounds.add(folded)
         return
     camel = any(ch.isupper() for ch in tok[1:]) and any(ch.islower() for ch in tok)
+    if camel and tok.isalpha():
+        p.initials[folded] = "".join(ch for ch in tok if ch.isupper()).lower()
     if _code_shaped(tok) or camel or (p.cjk_dominant and lower not in _STOP):
         p.entities.add(folded)
     elif lower in _COMMON_CAPS or lower in _STOP:
@@ -369,7 +429,8 @@ def _sentence_initial(text: str, start: int) -> bool:
 
 def _read_polarity(text: str, p: Profile) -> None:
     contrast_nots = {m.end() for m in _NOT_AFTER_COMMA.finditer(text)}  # "uv, not pip"
-    negations = [m for m in _NEGATION_EN.finditer(text) if m.end() not in contrast_nots]
+    plain = _NOT_NEGATION_EN.sub(" ", text)
+    negations = [m for m in _NEGATION_EN.finditer(plain) if m.end() not in contrast_nots]
     zh = _NOT_NEGATION_ZH.sub(" ", text)
     p.negations = len(negations) + len(_NEGATION_ZH.findall(zh))
     p.negated = p.negations > 0
@@ -406,8 +467,8 @@ def _numbers_differ(a: Profile, b: Profile) -> str | None:
 
 
 def _entity_missing(a: Profile, b: Profile) -> str | None:
-    only_a = {e for e in a.entities if e not in b.words and not _numeronym_met(e, b.words)}
-    only_b = {e for e in b.entities if e not in a.words and not _numeronym_met(e, a.words)}
+    only_a = {e for e in a.entities if e not in b.words and not _written_otherwise(e, a, b)}
+    only_b = {e for e in b.entities if e not in a.words and not _written_otherwise(e, b, a)}
     if a.cjk_dominant and b.cjk_dominant:
         # between two Chinese texts a plain English word may be translated ("push" / "推送"):
         # code-shaped entities must be on both sides, plain words only conflict as a swap or
@@ -417,6 +478,23 @@ def _entity_missing(a: Profile, b: Profile) -> str | None:
         if not any(_code_shaped(e) for e in only_a | only_b) and not (only_a and only_b) and not untranslated:
             return None
     return f"entities {sorted(only_a)} vs {sorted(only_b)}" if only_a or only_b else None
+
+
+def _written_otherwise(word: str, side: Profile, other: Profile) -> bool:
+    """``word`` of ``side`` is on the ``other`` side shortened or spelled out: a numeronym
+    ("k8s" / "Kubernetes"), an abbreviation of a CamelCase word ("JS" / "JavaScript") or of
+    adjacent words ("ADRs" / "architecture decision records", "PR" / "pull request")."""
+    if _numeronym_met(word, other.words):
+        return True
+    if side.initials.get(word) in other.words:
+        return True
+    if not (word.isalpha() and 2 <= len(word) <= 5):
+        return False
+    if word in other.initials.values():
+        return True
+    n = len(word)
+    words = [w for w in other.surface if w.isalpha() and w not in _STOP]
+    return any("".join(w[0] for w in words[i : i + n]) == word for i in range(len(words) - n + 1))
 
 
 _NUMERONYM = re.compile(r"([a-z])(\d{1,2})([a-z])")
@@ -493,8 +571,10 @@ def _names_swapped(a: Profile, b: Profile) -> str | None:
     if a.cjk_dominant != b.cjk_dominant:
         return None
     forms_a, forms_b = {_compound_form(c) for c in a.compounds}, {_compound_form(c) for c in b.compounds}
-    na = {n for n in a.names | a.compounds if n not in b.words and _compound_form(n) not in forms_b}
-    nb = {n for n in b.names | b.compounds if n not in a.words and _compound_form(n) not in forms_a}
+    na = {n for n in a.names | a.compounds
+          if n not in b.words and _compound_form(n) not in forms_b and not _written_otherwise(n, a, b)}
+    nb = {n for n in b.names | b.compounds
+          if n not in a.words and _compound_form(n) not in forms_a and not _written_otherwise(n, b, a)}
     return f"names {sorted(na)} vs {sorted(nb)}" if na and nb else None
 
 
@@ -507,11 +587,21 @@ def _slot_swapped(a: Profile, b: Profile) -> str | None:
     if a.cjk_dominant != b.cjk_dominant:
         return None
     swap = _slot_swap(a.surface, b.surface)
-    return f"swapped {swap}" if swap else None
+    if swap is None:
+        return None
+    old, new = swap
+    if len(old) == 1 and _written_otherwise(old[0], a, b) or len(new) == 1 and _written_otherwise(new[0], b, a):
+        return None  # "[PR]" / "[pull request]", "[TS]" / "[TypeScript]"
+    return f"swapped {' '.join(old)} → {' '.join(new)}"
 
 
 def _rejects_differ(a: Profile, b: Profile) -> str | None:
-    if a.rejected and b.rejected and not a.rejected & b.rejected:
+    """Each side rules out something the other does not: "ruff, not black" / "black, not
+    ruff", or each rules out what the other keeps: "morning flights over evening flights" /
+    the reverse, where both reject *flights*."""
+    disjoint = a.rejected and b.rejected and not a.rejected & b.rejected
+    swapped = (a.rejected - b.rejected) & b.words and (b.rejected - a.rejected) & a.words
+    if disjoint or swapped:
         return f"rejects {sorted(a.rejected)} vs {sorted(b.rejected)}"
     return None
 
@@ -586,7 +676,7 @@ _RULES = (
 )
 
 
-def _slot_swap(a: list[str], b: list[str]) -> str | None:
+def _slot_swap(a: list[str], b: list[str]) -> tuple[list[str], list[str]] | None:
     """The two texts are one template with one slot filled differently ("use [uv] instead
     of pip" / "use [poetry] instead of pip", "都写[类型注解]" / "都写[文档字符串]"): that slot
     is what the memory is about. The slot may recur, filled the same way each time ("[nginx]
@@ -608,7 +698,7 @@ def _slot_swap(a: list[str], b: list[str]) -> str | None:
         return None
     if _same_sense(old, new) or _same_number(old, new):
         return None
-    return f"{' '.join(old)} → {' '.join(new)}"
+    return old, new
 
 
 def _same_word(old: list[str], new: list[str]) -> bool:
