@@ -67,9 +67,9 @@ def test_the_set_is_large_balanced_and_varied():
 def test_precision_comes_first_on_the_held_out_half(labelled):
     """A wrong merge loses a memory, a missed one costs a row. The held-out half is the
     latest round's block, written before the rule ran on it (``calibration.split``). The
-    floors are what the rule reached there when it was first scored (round 8: precision
-    0.900, recall 0.634), less a margin. The issue's target is not met: neither precision
-    (0.98) nor recall (0.85) reaches it on round 8's block (docs/dedup.md, "Round 8")."""
+    floors are what the rule reached there when it was first scored (round 9: precision
+    1.000, recall 0.577), less a margin. The issue's target is half met on round 9's block:
+    precision (0.98) is, recall (0.85) is not (docs/dedup.md, "Round 9")."""
     pairs, cos = labelled
     tune, held = split(pairs)
     s = score([pairs[i] for i in held], [cos[i] for i in held], guarded)
@@ -78,8 +78,8 @@ def test_precision_comes_first_on_the_held_out_half(labelled):
     report("  all", score(pairs, cos, guarded))
     for line in s.errors:
         print("   ", line)
-    assert s.precision >= 0.85, s.errors
-    assert s.recall >= 0.58, s.errors
+    assert s.precision >= 0.95, s.errors
+    assert s.recall >= 0.52, s.errors
 
 
 def test_pure_cosine_at_the_seed_threshold_is_measured(labelled):
@@ -124,6 +124,9 @@ def test_the_latest_rounds_block_is_held_out_and_every_earlier_pair_tunes():
     # and an eighth
     pairs.append(pair(8, split="held-out", round=8))
     assert split(pairs) == ([0, 1, 2, 3, 4, 5, 6, 7], [8])
+    # and a ninth
+    pairs.append(pair(9, split="held-out", round=9))
+    assert split(pairs) == ([0, 1, 2, 3, 4, 5, 6, 7, 8], [9])
     assert split_before(pairs, 6) == ([0, 1, 2, 3, 4], [5])
     on_file = load_pairs(PAIRS)
     tune, held = split(on_file)
