@@ -453,3 +453,25 @@ def test_a_negation_word_that_negates_nothing_is_no_negation():
                  ("Rule: a job may use at most 8 GB of memory.", "Rule: a job may use no more than 8 GB of memory."),
                  ("Preference: show prices both with VAT and excluding it.", "Preference: show prices with and without VAT.")):
         assert "negation" not in contradictions(a, b), (a, b)
+
+
+def test_software_words_the_dictionary_lacks_are_read_as_translations():
+    """CC-CEDICT (2020) has no *staging* for 预发 nor *production* for 生产环境."""
+    assert not any(why.startswith("entities") for why in contradictions(
+        "备注：staging 的缓存每周一清空。", "备注：预发环境的缓存每周一清空。"))
+    assert any(why.startswith("entities") for why in contradictions(
+        "备注：staging 的缓存每周一清空。", "备注：测试环境的缓存每周一清空。"))
+
+
+def test_a_number_written_otherwise_is_the_same_number():
+    for a, b in (("Rule: refunds above $20k need a manager.", "Rule: refunds above 20,000 dollars need a manager."),
+                 ("Rule: rent is due on the 3rd of each month.", "Rule: rent is due on the third of each month."),
+                 ("Fact: the cache keeps entries for 48 hours.", "Fact: the cache has a 48-hour expiry.")):
+        assert not any(why.startswith(("numbers", "entities", "units")) for why in contradictions(a, b)), (a, b)
+    assert any(why.startswith("numbers") for why in contradictions(
+        "Rule: refunds above $20k need a manager.", "Rule: refunds above 2,000 dollars need a manager."))
+
+
+def test_a_slot_filled_in_two_scripts_is_one_word_translated():
+    assert not any(why.startswith("swapped") for why in contradictions(
+        "事实：Kibana 面板的地址是 kibana.internal:5601。", "Fact: Kibana dashboard 在 kibana.internal:5601。"))

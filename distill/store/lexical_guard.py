@@ -76,7 +76,9 @@ _NUMBER = re.compile(
 _EN_NUMBERS = {w: n for n, w in enumerate(
     "_ _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
     "eighteen nineteen".split()) if n >= 2} | {
-    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90} | {
+    w: n for n, w in enumerate("_ _ _ third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split())
+    if n >= 3}  # "first" and "second" are mostly not numbers
 _NUMBER_WORD = re.compile(r"\b(" + "|".join(_EN_NUMBERS) + r")\b", re.IGNORECASE)
 # a month by name is its number on the other side ("12 May" / "5 月 12 日"); capitalised only
 _MONTHS = "jan feb mar apr may jun jul aug sep oct nov dec".split()
@@ -275,7 +277,7 @@ def profile(body: str) -> Profile:
     latin_chars = sum(ch.isascii() and ch.isalpha() for ch in text)
     p = Profile(cjk_dominant=cjk_chars >= 4 and 3 * cjk_chars >= latin_chars,
                 kind=_KINDS.get(opening.group(1).lower()) if opening else None)
-    text, either_half = _clock_times(text)
+    text, either_half = _clock_times(_plain_numbers(text))
     _read_numbers(text, p)
     p.spelled |= either_half
     for m in _TOKEN.finditer(text):
@@ -318,6 +320,22 @@ def _read_numbers(text: str, p: Profile) -> None:
     # "at 7" may be the "7:00" of the other side, and "7:00" its "7"
     p.spelled |= {f"{v}:00" for v in p.numbers if v.isdigit() and 0 < int(v) <= 24}
     p.spelled |= {v[:-3] for v in p.numbers if re.fullmatch(r"\d{1,2}:00", v)}
+
+
+# numbers written otherwise: "50,000" / "50k" = 50000, "the 5th" = 5, "a 24-hour TTL" = 24 hours
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_KILO = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[kK]\b")
+_ORDINAL = re.compile(r"(?<![\w.])(\d+)(?:st|nd|rd|th)\b")
+_NUMBER_UNIT = re.compile(r"(?<![\w.])(\d+)-(ms|second|minute|hour|day|week|month|year)\b")
+
+
+def _plain_numbers(text: str) -> str:
+    if not any(ch.isdigit() for ch in text):
+        return text
+    text = _THOUSANDS.sub("", text)
+    text = _KILO.sub(lambda m: str(round(float(m.group(1)) * 1000)), text)
+    text = _ORDINAL.sub(r"\1", text)
+    return _NUMBER_UNIT.sub(r"\1 \2", text)
 
 
 # a time of day is compared in 24-hour form: "6 p.m." = "18:00" = "下午六点"
@@ -760,8 +778,8 @@ def _common_prefix(a: str, b: str) -> int:
 def _translated(old: list[str], new: list[str]) -> bool:
     """Chinese characters on one side, Latin words on the other: "推送" / "push" is one word
     in two scripts (different Chinese on both sides, "周日" / "周六", stays a swap)."""
-    def script(span: list[str]) -> str | None:
-        kinds = {"zh" if _CJK_RUN.fullmatch(w) else "latin" for w in span}
+    def script(span: list[str]) -> str | None:  # function words aside: "[dashboard 在]" / "[面板的地址是]"
+        kinds = {"zh" if _CJK_RUN.fullmatch(w) else "latin" for w in span if w not in _ZH_FUNCTION and w not in _STOP}
         return kinds.pop() if len(kinds) == 1 else None
     return {script(old), script(new)} == {"zh", "latin"}
 
