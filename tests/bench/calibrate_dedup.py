@@ -43,7 +43,7 @@ BLOCKS = {"1-280": (0, 280), "fresh1": (280, 340), "fresh2": (340, 380), "fresh3
           "fresh4": (404, 428), "new-held-out": (428, 482), "new-tune": (482, 536),
           "cross": (536, 584), "cross-predicate": (584, 602),
           "cross-near": (602, 630), "round4": (630, 783), "round5": (783, 936),
-          "round6": (936, 1089), "round7": (1089, 1242), "round8": (1242, 1395), "round9": (1395, None)}
+          "round6": (936, 1089), "round7": (1089, 1242), "round8": (1242, 1395), "round9": (1395, 1548), "round10": (1548, None)}
 PRECISION_FIRST = 0.98
 
 
@@ -113,7 +113,7 @@ def main() -> None:
         parts[1:1] = [(half, [pairs[i] for i in idx], [cos[i] for i in idx]) for half, idx in old.items()]
         parts += [("all", pairs, cos)] + [(b, pairs[lo:hi], cos[lo:hi]) for b, (lo, hi) in BLOCKS.items()]
         if args.tune_only:
-            parts = parts[:3] + [p for p in parts if p[0] in ("round4", "round5", "round6", "round7", "round8")]
+            parts = parts[:3] + [p for p in parts if p[0] in ("round4", "round5", "round6", "round7", "round8", "round9")]
         for part, ps, cs in parts:
             s = score(ps, cs, decide)
             report.setdefault(name, {})[part] = {"precision": round(s.precision, 3), "recall": round(s.recall, 3),
