@@ -510,9 +510,9 @@ def _written_otherwise(word: str, side: Profile, other: Profile) -> bool:
         return False
     if word in other.initials.values():
         return True
-    n = len(word)
-    words = [w for w in other.surface if w.isalpha() and w not in _STOP]
-    return any("".join(w[0] for w in words[i : i + n]) == word for i in range(len(words) - n + 1))
+    n, words = len(word), other.surface
+    return any(all(w.isalpha() and w not in _STOP for w in words[i : i + n])
+               and "".join(w[0] for w in words[i : i + n]) == word for i in range(len(words) - n + 1))
 
 
 _NUMERONYM = re.compile(r"([a-z])(\d{1,2})([a-z])")
