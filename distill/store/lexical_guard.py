@@ -71,8 +71,8 @@ _NUMBER = re.compile(
 
 # A number the other side writes as a word ("6 pm" / "六点", "2 approvals" / "两个人批准")
 # is the same number. Read only to forgive a number missing from the other side, never to
-# add one: a word may count something else ("两次" / "twice"). Two to twelve and the tens;
-# not "one" / "一", which are mostly articles ("一个", "once").
+# add one: a word may count something else ("两次" / "twice"). Two to nineteen, the tens and
+# the ordinals third to twelfth; not "one" / "一", which are mostly articles ("一个", "once").
 _EN_NUMBERS = {w: n for n, w in enumerate(
     "_ _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
     "eighteen nineteen".split()) if n >= 2} | {
