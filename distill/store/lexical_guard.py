@@ -194,7 +194,6 @@ class Profile:
     surface: list[str] = field(default_factory=list)  # every word and Chinese character, in order
     rejected: set[str] = field(default_factory=set)  # what a contrast rules out
     kind: str | None = None  # the label it opens with, in either language
-    negated: bool = False
     negations: int = 0  # how many negation words: two cancel out ("never … without asking" = "ask first")
     contrast: bool = False
     polar: dict[str, set[int]] = field(default_factory=dict)
@@ -451,7 +450,6 @@ def _read_polarity(text: str, p: Profile) -> None:
     negations = [m for m in _NEGATION_EN.finditer(plain) if m.end() not in contrast_nots]
     zh = _NOT_NEGATION_ZH.sub(" ", text)
     p.negations = len(negations) + len(_NEGATION_ZH.findall(zh))
-    p.negated = p.negations > 0
     p.contrast = bool(_CONTRAST_EN.search(text) or _CONTRAST_ZH.search(text))
     words = {w.lower() for w in re.findall(r"[A-Za-z]+", text)}
     words |= {fold(w) for w in words}
@@ -608,7 +606,7 @@ def _slot_swapped(a: Profile, b: Profile) -> str | None:
     if swap is None:
         return None
     old, new = swap
-    if len(old) == 1 and _written_otherwise(old[0], a, b) or len(new) == 1 and _written_otherwise(new[0], b, a):
+    if (len(old) == 1 and _written_otherwise(old[0], a, b)) or (len(new) == 1 and _written_otherwise(new[0], b, a)):
         return None  # "[PR]" / "[pull request]", "[TS]" / "[TypeScript]"
     return f"swapped {' '.join(old)} → {' '.join(new)}"
 
@@ -633,7 +631,7 @@ def _negation_differs(a: Profile, b: Profile) -> str | None:
         return None
     if a.cjk_dominant == b.cjk_dominant:
         return "negation" if a.negations % 2 != b.negations % 2 else None
-    return "negation" if a.negated != b.negated else None
+    return "negation" if (a.negations > 0) != (b.negations > 0) else None
 
 
 def _polarity_differs(a: Profile, b: Profile) -> str | None:
@@ -710,7 +708,7 @@ def _slot_swap(a: list[str], b: list[str]) -> tuple[list[str], list[str]] | None
     old, new = (list(span) for span in fills.pop())
     if _span_words(old) > 4 or _span_words(new) > 4 or _span_words(a) - _span_words(old) < 2:
         return None
-    if all(w in _STOP or w in _ZH_FUNCTION for w in old + new):
+    if not _meaningful(old + new):
         return None  # "instead of" / "rather than", "的" / "了"
     if "".join(old) == "".join(new) or _same_word(old, new) or _translated(old, new) or _negation_reworded(old, new):
         return None
@@ -779,7 +777,7 @@ def _translated(old: list[str], new: list[str]) -> bool:
     """Chinese characters on one side, Latin words on the other: "推送" / "push" is one word
     in two scripts (different Chinese on both sides, "周日" / "周六", stays a swap)."""
     def script(span: list[str]) -> str | None:  # function words aside: "[dashboard 在]" / "[面板的地址是]"
-        kinds = {"zh" if _CJK_RUN.fullmatch(w) else "latin" for w in span if w not in _ZH_FUNCTION and w not in _STOP}
+        kinds = {"zh" if _CJK_RUN.fullmatch(w) else "latin" for w in _meaningful(span)}
         return kinds.pop() if len(kinds) == 1 else None
     return {script(old), script(new)} == {"zh", "latin"}
 
@@ -834,7 +832,7 @@ def translated_names(a: Profile, b: Profile) -> set[str]:
     met = names & {g for word in glossary.words(zh.cjk_runs) for g in glossary.proper_names(word)}
     pairs = [(x, y) for x, y in zip(en.surface, en.surface[1:]) if x in names and y in names]
     if pairs:
-        written = {w for run in zh.cjk_runs for size in (2, 3) for w in glossary.spelled(run, size)}
+        written = {w for run in zh.cjk_runs for size in (2, 3) for w in glossary.pinyin(run, size)}
         met |= {n for x, y in pairs if x + y in written for n in (x, y)}
     return met
 

@@ -36,7 +36,7 @@ class StateDir:
         self._root = os.fspath(root)
 
     def __repr__(self) -> str:
-        return f"StateDir({str(self.root)!r})"
+        return f"StateDir({self._root!r})"
 
     @property
     def root(self) -> Path:
@@ -103,7 +103,7 @@ class StateDir:
 
     def hook_manifest(self, agent: str) -> Path:
         """What ``distill hooks install`` changed for an agent, so ``uninstall`` can undo it."""
-        return _path(self._root, "hooks") / f"{agent}.json"
+        return _path(self._root, "hooks", f"{agent}.json")
 
 
 # Paths beside a file rather than under the root: they follow a batch or a cursor wherever it
