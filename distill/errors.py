@@ -15,6 +15,7 @@ Every error names what failed, which file or setting, and what to do. The CLI pr
     ├── InvalidTask              a task names something it may not; never retried
     │   └── SessionGone          the task's file no longer exists
     ├── UnknownFormat            a transcript of no known format
+    ├── MissingDependency        a package distill needs cannot be imported
     └── StoreFailed              the store raised something not ours
 
 Signals caught where they are raised, never shown as they are::
@@ -72,6 +73,11 @@ class SessionGone(InvalidTask):
 
 class UnknownFormat(DistillError):
     """A transcript whose first line matches none of the known formats."""
+
+
+class MissingDependency(DistillError):
+    """A package distill needs cannot be imported: the install is incomplete. Not a bad line:
+    reading stops with nothing moved, rather than skip every line that needed the package."""
 
 
 class StoreFailed(DistillError):

@@ -18,7 +18,7 @@ from distill.tails.cursor import Cursor
 from distill.cli.render import render
 from distill.errors import DistillError
 
-from tail_helpers import append, fact, header, msg, run, session, settings_for, texts
+from tail_helpers import append, cli, fact, header, msg, run, session, settings_for, texts
 
 
 def commit(s, res):
@@ -340,6 +340,32 @@ def test_claude_code_streamed_message_is_one_turn_covering_its_lines(tmp_path):
     assert "5173" in msgs[1].text and "pkill" in msgs[1].text
     assert (msgs[1].start, msgs[1].end) == (len(user), len(user + a1 + a2))
     assert b.ranges[0].end == f.stat().st_size
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_a_missing_package_stops_the_run_and_loses_no_line(tmp_path, monkeypatch, processes):
+    """detect-secrets gone from the install (a broken venv, a partial upgrade): the run stops,
+    naming it, rather than skip as a "parser error" every line whose redaction needs it; no
+    cursor moves, and once it is back the same lines are read and redacted."""
+    import sys
+
+    from distill.text import redact
+
+    s = settings_for(tmp_path)
+    needs = "Decision: internationalization strings live in locales/en.json from now on."
+    for i in range(3):  # more than one file, so a second reader forks
+        session(tmp_path, name=f"s{i}").write_bytes(header(f"s{i}") + msg(fact(i)) + msg(needs))
+    monkeypatch.setitem(sys.modules, "detect_secrets", None)
+    monkeypatch.setattr(redact, "_ds_rules", None)
+    p = cli(s, "run", check=False, env={"DISTILL_READ_PROCESSES": processes})
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "detect-secrets is not installed" in p.stderr and "reinstall distill" in p.stderr
+    assert not (s.state_dir / "cursor.json").exists() and pending_batches(s) == []
+
+    monkeypatch.delitem(sys.modules, "detect_secrets")
+    res, b = run(s)
+    assert sorted(texts(b)) == sorted([fact(i) for i in range(3)] + [needs] * 3)
+    assert "parser_error" not in res.summary.counters
 
 
 def test_a_parser_bug_on_one_line_is_reported_not_fatal(tmp_path, monkeypatch):

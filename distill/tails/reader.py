@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..config import Settings
-from ..errors import ConfigError, DistillError
+from ..errors import ConfigError, DistillError, MissingDependency
 from .cursor import HEAD_BYTES, Cursor, FileEntry, SeenTurns, file_key, head_hash, new_entry, turn_digest
 from .fork import Child
 
@@ -464,6 +464,8 @@ class TailWalk:
         end, too_long = cap if cap is not None else (reader.end, reader.too_long)
         try:
             turns += parser.finish()
+        except ImportError as exc:
+            raise _missing(entry["path"], exc) from exc
         except Exception as exc:
             self._parser_error(entry["path"], end, exc)
         if too_long:
@@ -524,6 +526,8 @@ class TailWalk:
         for line, s, e, too_long in held:
             try:
                 got = feed(line, s, e)
+            except ImportError as exc:  # the install, not the line: skipping would lose every line
+                raise _missing(path, exc) from exc
             except Exception as exc:  # a parser bug must not stall every later run on this line
                 self._parser_error(path, s, exc)
                 continue
@@ -544,6 +548,12 @@ class TailWalk:
         kept = [t for t in turns if turn_digest(t.role, t.text) not in seen]
         self.counters["turns_already_read"] += len(turns) - len(kept)
         return kept
+
+
+def _missing(path: str, exc: ImportError) -> MissingDependency:
+    return MissingDependency(
+        f"reading {path} needs a package that cannot be imported: {exc}. Nothing was read or "
+        f"moved; reinstall distill with its dependencies (pip install -e . in a checkout) and run again")
 
 
 def _message(key: str, path: str, t, mtime_ms: int) -> dict:

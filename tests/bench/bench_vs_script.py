@@ -247,6 +247,7 @@ def compare_run(name: str, script: Path, corpus: Path, work: Path, repeat: int) 
             dt, out = timed(distill_cmd(work / "d", agents, "run", "--json"), **extra)
             res = json.loads(out)
             assert res["summary"]["bytes"] == total, f"distill read {res['summary']['bytes']} of {total} bytes"
+            assert not res["errors"], f"the measured run reported errors (an incomplete install?): {res['errors'][:3]}"
             turns = res["summary"]["turns"]
             times.append(dt)
         seed_script_cursor(work / "s", agents, at_end=False)
