@@ -368,6 +368,37 @@ def test_a_missing_package_stops_the_run_and_loses_no_line(tmp_path, monkeypatch
     assert "parser_error" not in res.summary.counters
 
 
+@pytest.mark.parametrize("split", ["run", "cap"])
+def test_a_codex_message_split_from_its_copy_by_a_run_is_read_once(tmp_path, split):
+    """Codex writes a message twice (response_item, then event_msg). A cron run between the
+    two writes, or a batch full after the first, must not make the second a new turn."""
+    from sources_lines import FIRST_LINES, cx_event, cx_item, cx_output
+
+    from distill.config import SourceRoot
+
+    said = "Decision: the nightly export job runs on the reporting replica from now on."
+    item = cx_item("message", role="user", content=[{"type": "input_text", "text": said}])
+    event = cx_event("user_message", message=said, images=[])
+    call = cx_item("function_call", name="exec_command", arguments="{}", call_id="c1")
+    failed = cx_output("c1", "Exit code: 1\nOutput:\nError: relation exports does not exist\n")
+    f = tmp_path / "codex" / "rollout-2026-11-29T10-00-00-x1.jsonl"
+    f.parent.mkdir()
+    s = settings_for(tmp_path, sources=[SourceRoot(path=f.parent, agent_id="codex", format="codex")])
+    if split == "run":
+        f.write_bytes(FIRST_LINES["codex"] + item + call)
+    else:
+        f.write_bytes(FIRST_LINES["codex"] + item + call + event + failed)
+        s = s.replace(max_messages_per_agent=1)
+    res, b = run(s)
+    assert texts(b) == [said]
+    commit(s, res)
+    if split == "run":
+        append(f, event + failed)
+    res, b = run(s)
+    assert texts(b) == ["[tool exec failed: exec_command: Error: relation exports does not exist]"]
+    assert res.summary.counters["duplicate"] == 1
+
+
 def test_a_parser_bug_on_one_line_is_reported_not_fatal(tmp_path, monkeypatch):
     from distill.sources.openclaw import OpenClawParser
 

@@ -42,6 +42,7 @@ _BLOB_KEYS = (b'"data":"',)  # image data: emptied before decoding
 
 class ClaudeCodeFormat:
     name = "claude-code"
+    context_bytes = 0
 
     def detect(self, first_line: bytes) -> bool:
         try:
@@ -137,6 +138,9 @@ class ClaudeCodeParser:
 
     def finish(self) -> list[Turn]:
         return self._flush()
+
+    def recall(self, lines: list[bytes]) -> None:
+        pass
 
     # --- assistant -----------------------------------------------------------------------
 

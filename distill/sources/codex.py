@@ -10,7 +10,8 @@ Choices:
   Whichever comes first is kept; a text from the other channel that matches one of the last
   few kept texts of that role is its copy and is dropped (counted ``duplicate``). A rollout
   with only one of the two channels loses nothing, and a person repeating themselves
-  (same channel) is kept.
+  (same channel) is kept. The last 64 KiB before where a run starts are read again
+  (``recall``), so a copy is still known when a run or a full batch ends between the two.
 - Developer messages, ``<environment_context>``, ``<user_instructions>`` and AGENTS.md
   instructions (``# AGENTS.md instructions for …``) are injected, not said: skipped.
 - A tool output fails on a non-zero exit code (``metadata.exit_code`` of the JSON form,
@@ -45,6 +46,9 @@ _BLOB_KEYS = (b'"image_url":"',)  # image data: emptied before decoding
 
 class CodexFormat:
     name = "codex"
+    # the other channel's copy of a message read by the run before (a cron run, or a full
+    # batch, can fall between the two writes), and the calls of outputs read now
+    context_bytes = 1 << 16
 
     def detect(self, first_line: bytes) -> bool:
         try:
@@ -156,6 +160,14 @@ class CodexParser:
 
     def finish(self) -> list[Turn]:
         return []
+
+    def recall(self, lines: list[bytes]) -> None:
+        counters, self.counters = self.counters, Counter()  # counted when they were read
+        try:
+            for line in lines:
+                self.feed(line, 0, 0)
+        finally:
+            self.counters = counters
 
     def _set_session(self, value: object) -> None:
         sid = session_id_or_none(value, self.counters)

@@ -45,6 +45,7 @@ _BLOB_KEYS = (b'"data":"',)  # image data: emptied before decoding
 
 class OpenClawFormat:
     name = "openclaw"
+    context_bytes = 0
 
     def detect(self, first_line: bytes) -> bool:
         if first_line.startswith(b'{"type":"session"'):
@@ -201,6 +202,9 @@ class OpenClawParser:
 
     def finish(self) -> list[Turn]:
         return []
+
+    def recall(self, lines: list[bytes]) -> None:
+        pass
 
     def _tool_result(self, obj: dict, msg: dict, start: int, end: int) -> list[Turn]:
         content = msg.get("content")

@@ -19,9 +19,14 @@ class SourceParser(Protocol):
 
     def finish(self) -> list[Turn]: ...
 
+    def recall(self, lines: list[bytes]) -> None:
+        """Lines an earlier run read just before where this one starts (the format's
+        ``context_bytes`` of them): taken in as ``feed`` would, giving no turns."""
+
 
 class SourceFormat(Protocol):
     name: str
+    context_bytes: int  # how much of the read part a new parser must see again (0: none)
 
     def detect(self, first_line: bytes) -> bool: ...
 

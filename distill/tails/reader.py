@@ -455,6 +455,8 @@ class TailWalk:
         fmt = get_format(entry["format"])
         parser = fmt.new_parser(agent_id=agent, file=entry["path"], session_id=_session_id(entry["path"]),
                                 counters=self.counters, limits=TurnLimits.from_settings(self.settings))
+        if fmt.context_bytes and start > 0:
+            parser.recall(_lines_before(fd, start, fmt.context_bytes))
         reader = TailReader(fd, start, stop, max_line=self.settings.max_line_bytes,
                             skip_first=bool(entry.get("skip")), final=final)
         room = self.settings.max_messages_per_agent - len(self.messages.get(agent, ()))
@@ -548,6 +550,15 @@ class TailWalk:
         kept = [t for t in turns if turn_digest(t.role, t.text) not in seen]
         self.counters["turns_already_read"] += len(turns) - len(kept)
         return kept
+
+
+def _lines_before(fd: int, start: int, size: int) -> list[bytes]:
+    """The whole lines within ``size`` bytes before ``start`` (a line boundary)."""
+    at = max(0, start - size)
+    data = os.pread(fd, start - at, at)
+    if at > 0:
+        data = data[data.find(b"\n") + 1 :] if b"\n" in data else b""
+    return [line for line in data.split(b"\n") if line.strip()]
 
 
 def _missing(path: str, exc: ImportError) -> MissingDependency:
