@@ -162,7 +162,8 @@ def select(settings: Settings, limits: dict[str, int], *, agent: str | None, sin
     return out
 
 
-def estimate(settings: Settings, todo: list[FileTodo], limits: dict[str, int]) -> tuple[Estimate, int, int]:
+def estimate(settings: Settings, todo: list[FileTodo], limits: dict[str, int],
+             errors: list[str] | None = None) -> tuple[Estimate, int, int]:
     """What the backfill would read and send, with nothing spent or written: ``(estimate,
     files, bytes)``. Read by the reader a real run uses (:func:`distill.tails.reader.dry_walks`),
     batch by batch, and chunked per batch as the distiller would."""
@@ -178,6 +179,8 @@ def estimate(settings: Settings, todo: list[FileTodo], limits: dict[str, int]) -
     for walk in dry_walks(settings, Cursor.load(settings.state.backfill_cursor), file_filter=_only_todo(todo),
                           read_limit=_limit(limits)):  # one batch at a time: memory stays one batch's
         turns, nbytes, files = turns + walk.turns, nbytes + walk.bytes, files | walk.files_read
+        if errors is not None:  # what the reads met (a file it cannot read, an unknown format), once
+            errors += [e for e in walk.errors if e not in errors]
         agents = msgspec.convert([{"agentId": a, "messages": ms} for a, ms in sorted(walk.messages.items())],
                                  list[BatchAgent])
         chunks = chunk_batch(agents, chunk_tokens=settings.chunk_tokens, overlap_turns=settings.chunk_overlap_turns)
@@ -218,7 +221,8 @@ def run_backfill(settings: Settings, *, agent: str | None = None, since: str | N
         todo = select(settings, limits, agent=agent, since=since_s, until=until_s, save=False,
                       errors=report.errors)
         report.action, report.todo = "dry-run", todo
-        report.estimate, report.files, report.bytes = estimate(settings, todo, limits)  # not the plan's bound
+        report.estimate, report.files, report.bytes = estimate(settings, todo, limits,  # not the plan's bound
+                                                               report.errors)
         return report
     guard = FileLock(settings.state.backfill_lock, purpose="distill backfill")
     guard.acquire(timeout=0)  # one backfill at a time; run and the worker interleave per batch

@@ -230,3 +230,21 @@ def test_a_glob_that_fails_at_walk_time_stops_only_its_own_root(tmp_path):
     assert sorted(texts(batch)) == sorted([fact(1, "main"), fact(2, "b")])
     assert res.summary.counters["glob_invalid"] == 1
     assert any(str(tmp_path / "a") in e and "'/etc/*.jsonl'" in e for e in res.errors), res.errors
+
+
+def test_backfill_dry_run_names_a_transcript_it_cannot_read(tmp_path):
+    s = settings_for(tmp_path)
+    locked = session(tmp_path)
+    locked.write_bytes(header() + msg(fact(1, "locked")))
+    cli(s, "init")
+    before = sorted(p.name for p in s.state_dir.iterdir())
+    locked.chmod(0)
+    try:
+        p = unprivileged(s, "backfill", "--dry-run", "--json")
+    finally:
+        locked.chmod(0o644)
+    assert p.returncode == 0, p.stderr
+    out = orjson.loads(p.stdout)
+    assert [t["path"] for t in out["todo"]] == [str(locked)] and out["estimate"]["turns"] == 0
+    assert any(str(locked) in e and "Permission denied" in e for e in out["errors"]), out["errors"]
+    assert sorted(p.name for p in s.state_dir.iterdir()) == before
