@@ -76,6 +76,7 @@ class BackfillReport(msgspec.Struct, kw_only=True):
     todo: list[FileTodo] = []
     estimate: Estimate | None = None
     summary: RunSummary | None = None
+    errors: list[str] = []  # warnings: a folder that cannot be listed, a missing root, …
 
 
 def parse_when(value: str | None, *, end_of_day: bool = False) -> float | None:
@@ -91,9 +92,13 @@ def parse_when(value: str | None, *, end_of_day: bool = False) -> float | None:
     return when.timestamp() - (1e-6 if end_of_day and len(value) <= 10 else 0)
 
 
-def record_limits(settings: Settings) -> dict[str, int]:
-    """Limits per file: kept from earlier backfills, added for files met for the first time."""
-    from .tails.ledger import state_lock
+def record_limits(settings: Settings, *, save: bool = True) -> dict[str, int]:
+    """Limits per file: kept from earlier backfills, added for files met for the first time.
+
+    ``save=False`` (``--dry-run``): the same limits, computed and not written, read without
+    taking the state lock (which would create ``<state>/.lock``): ``cursor.json`` is only ever
+    replaced whole (an atomic rename), so a lock-free read sees one complete version, as
+    ``distill status`` does."""
     from .tails.cursor import Cursor
 
     path = settings.state.backfill_plan
@@ -107,12 +112,18 @@ def record_limits(settings: Settings) -> dict[str, int]:
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ConfigError(f"backfill plan {path} is damaged ({exc}); move it and "
                               f"{settings.state.backfill_cursor.name} away to start backfill over") from None
-    with state_lock(settings):  # a consistent view of the main cursor
+    if save:
+        from .tails.ledger import state_lock
+
+        with state_lock(settings):  # a consistent view of the main cursor, against a run that moves it
+            main = Cursor.load(settings.state.cursor)
+    else:
         main = Cursor.load(settings.state.cursor)
     added = {k: int(e["offset"]) for k, e in main.files.items() if k not in limits}
     if added or not path.exists():
         limits.update(added)
-        _save_plan(settings, limits)
+        if save:
+            _save_plan(settings, limits)
     return limits
 
 
@@ -122,7 +133,10 @@ def _save_plan(settings: Settings, limits: dict[str, int]) -> None:
 
 
 def select(settings: Settings, limits: dict[str, int], *, agent: str | None, since: float | None,
-           until: float | None) -> list[FileTodo]:
+           until: float | None, save: bool = True, errors: list[str] | None = None,
+           counters: Counter | None = None) -> list[FileTodo]:
+    """The files to read and how far; archives met for the first time get their size as limit
+    (written to the plan unless ``save`` is false). Discovery's warnings go to ``errors``."""
     from .tails.cursor import Cursor
     from .tails.discover import discover
 
@@ -131,7 +145,7 @@ def select(settings: Settings, limits: dict[str, int], *, agent: str | None, sin
     own = Cursor.load(settings.state.backfill_cursor)
     out = []
     grown = False
-    for sf in discover(settings, Counter()):
+    for sf in discover(settings, counters if counters is not None else Counter(), errors):
         if sf.key not in limits and is_archived_session(os.path.basename(sf.path)):
             limits[sf.key], grown = sf.st.st_size, True  # an archive never grows: all of it is history
         if agent is not None and sf.agent != agent:
@@ -143,12 +157,13 @@ def select(settings: Settings, limits: dict[str, int], *, agent: str | None, sin
         start = int(entry["offset"]) if entry else 0
         if stop > start:
             out.append(FileTodo(path=sf.path, agent=sf.agent, key=sf.key, start=start, stop=stop))
-    if grown:
+    if grown and save:
         _save_plan(settings, limits)
     return out
 
 
-def estimate(settings: Settings, todo: list[FileTodo], limits: dict[str, int]) -> tuple[Estimate, int, int]:
+def estimate(settings: Settings, todo: list[FileTodo], limits: dict[str, int],
+             errors: list[str] | None = None) -> tuple[Estimate, int, int]:
     """What the backfill would read and send, with nothing spent or written: ``(estimate,
     files, bytes)``. Read by the reader a real run uses (:func:`distill.tails.reader.dry_walks`),
     batch by batch, and chunked per batch as the distiller would."""
@@ -164,6 +179,8 @@ def estimate(settings: Settings, todo: list[FileTodo], limits: dict[str, int]) -
     for walk in dry_walks(settings, Cursor.load(settings.state.backfill_cursor), file_filter=_only_todo(todo),
                           read_limit=_limit(limits)):  # one batch at a time: memory stays one batch's
         turns, nbytes, files = turns + walk.turns, nbytes + walk.bytes, files | walk.files_read
+        if errors is not None:  # what the reads met (a file it cannot read, an unknown format), once
+            errors += [e for e in walk.errors if e not in errors]
         agents = msgspec.convert([{"agentId": a, "messages": ms} for a, ms in sorted(walk.messages.items())],
                                  list[BatchAgent])
         chunks = chunk_batch(agents, chunk_tokens=settings.chunk_tokens, overlap_turns=settings.chunk_overlap_turns)
@@ -199,16 +216,20 @@ def run_backfill(settings: Settings, *, agent: str | None = None, since: str | N
     settings = settings.replace(read_archives=read)
     since_s, until_s = parse_when(since), parse_when(until, end_of_day=True)
     report = BackfillReport(action="noop", agent=agent, since=since, until=until)
+    if dry_run:  # writes nothing at all: no lock file, no plan, no state folder
+        limits = record_limits(settings, save=False)
+        todo = select(settings, limits, agent=agent, since=since_s, until=until_s, save=False,
+                      errors=report.errors)
+        report.action, report.todo = "dry-run", todo
+        report.estimate, report.files, report.bytes = estimate(settings, todo, limits,  # not the plan's bound
+                                                               report.errors)
+        return report
     guard = FileLock(settings.state.backfill_lock, purpose="distill backfill")
     guard.acquire(timeout=0)  # one backfill at a time; run and the worker interleave per batch
     try:
         limits = record_limits(settings)
-        todo = select(settings, limits, agent=agent, since=since_s, until=until_s)
+        todo = select(settings, limits, agent=agent, since=since_s, until=until_s, errors=report.errors)
         report.todo, report.files, report.bytes = todo, len(todo), sum(t.bytes for t in todo)
-        if dry_run:
-            report.action = "dry-run"
-            report.estimate, report.files, report.bytes = estimate(settings, todo, limits)  # not the plan's bound
-            return report
         from .pipeline import run_distill
 
         pending = _has_pending(settings)

@@ -65,6 +65,11 @@ class SourceRoot(Record):
     def __post_init__(self) -> None:
         self.path = _path(self.path)
         _agent_id("agent_id", self.agent_id)
+        from .tails.discover import GLOB_RULE, glob_problem
+
+        why = glob_problem(self.glob)
+        if why is not None:
+            raise ValueError(f"glob {self.glob!r} of root {self.path} cannot be used: {why}; {GLOB_RULE}")
 
 
 class Settings(Record):

@@ -106,6 +106,8 @@ class InitResult(Record, camel=True):
     tracked_files: int
     marked_files: int
     marked_bytes: int
+    counters: dict[str, int] = {}  # what discovery could not mark (file_name_not_utf8, folder_unreadable, …)
+    errors: list[str] = []  # warnings naming each of them
 
 
 class FileStatus(Record, camel=True):
@@ -144,6 +146,7 @@ class StatusResult(Record, camel=True):
     pending_batches: list[str]
     set_aside: list[SetAsideChunk] = []
     last_run: LastRun | None = None
+    errors: list[str] = []  # discovery's warnings: a folder that cannot be listed, a missing root, …
 
 
 # --- what every transcript format produces ------------------------------------------------

@@ -268,3 +268,58 @@ def test_dry_run_reads_what_the_real_backfill_then_reads(tmp_path, monkeypatch, 
     after = Cursor.load(root / "backfill-cursor.json").files
     read = {t.key: after[t.key]["offset"] - t.start for t in dry.todo}
     assert sum(read.values()) == dry.bytes and sum(1 for b in read.values() if b) == dry.files
+
+
+def _tree(folder: Path) -> dict[str, bytes | None]:
+    """Every path under ``folder`` with its bytes (None for a folder)."""
+    if not folder.exists():
+        return {}
+    return {str(p.relative_to(folder)): (None if p.is_dir() else p.read_bytes()) for p in sorted(folder.rglob("*"))}
+
+
+def test_dry_run_writes_nothing_and_loses_no_history(world, tmp_path):
+    """Audit: `backfill --dry-run` saved backfill.json with the main cursor's offset of the
+    moment; a later `init` then moved the main cursor past turns 2 and 3, and the real
+    backfill stopped at the old limit, so neither cursor ever read them."""
+    fresh = cli("--json", "backfill", "--dry-run")  # on a state that does not exist yet
+    assert fresh.returncode == 0, fresh.stderr
+    assert not (world / "state").exists(), _tree(world / "state")
+
+    a = write(world, "main", "a", FACTS[:1])
+    assert cli("run", "--distill").returncode == 0  # turn 1 committed by the main cursor
+    committed = a.stat().st_size
+    write(world, "main", "a", FACTS[1:3])  # turns 2 and 3: not read by anyone yet
+    before = _tree(world / "state")
+    dry = cli("--json", "backfill", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert _tree(world / "state") == before  # no plan, no lock file, nothing
+    plan = json.loads(dry.stdout)
+    assert [(t["path"], t["start"], t["stop"]) for t in plan["todo"]] == [(str(a), 0, committed)]
+
+    assert cli("init").returncode == 0
+    r = cli("--json", "backfill")
+    assert r.returncode == 0, r.stderr
+    limits = json.loads((world / "state" / "backfill.json").read_text())["limits"]
+    assert list(limits.values()) == [a.stat().st_size]  # the plan at the real run, not the dry run's
+    ref = tmp_path / "ref"
+    dst = ref / "agents" / "main" / "sessions" / a.name
+    dst.parent.mkdir(parents=True)
+    dst.write_bytes(a.read_bytes())
+    run_distill(load_settings(state_dir=ref / "state", agents_dir=ref / "agents", db=ref / "db"))
+    assert texts(world) == texts(ref) and len(texts(ref)) == 3  # turns 2 and 3 were read
+
+
+def test_dry_run_reports_the_plan_the_real_run_then_makes(world):
+    a = write(world, "main", "a", FACTS[:2])
+    assert cli("init").returncode == 0
+    write(world, "main", "a", FACTS[2:3])
+    arch = write(world, "main", "old", FACTS[3:4])
+    arch.rename(arch.with_name("old.jsonl.reset.2026-11-01T00-00-00.000Z"))
+    dry = json.loads(cli("--json", "backfill", "--dry-run").stdout)
+    assert not (world / "state" / "backfill.json").exists()
+    r = cli("--json", "backfill")
+    assert r.returncode == 0, r.stderr
+    limits = json.loads((world / "state" / "backfill.json").read_text())["limits"]
+    assert {t["key"]: t["stop"] for t in dry["todo"]} == limits
+    assert len(dry["todo"]) == 2 and a.stat().st_size > limits[next(t["key"] for t in dry["todo"]
+                                                                   if t["path"] == str(a))]

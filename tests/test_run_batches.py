@@ -514,5 +514,6 @@ def test_auto_format_detection_copes_with_a_long_first_line(tmp_path):
     f.write_bytes((json.dumps(first) + "\n").encode())
     from distill.config import load_settings
 
+    (tmp_path / "none").mkdir()  # an agents_dir that is given and missing is a warning of its own
     res, b = run(load_settings(state_dir=state, agents_dir=tmp_path / "none"))
     assert texts(b) == [fact(1)] and not res.errors

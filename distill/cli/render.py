@@ -111,8 +111,8 @@ def _batch(r) -> str:
 
 @renders("InitResult")
 def _init(r) -> str:
-    return (f"init: {r.marked_files} files marked read to their end ({r.marked_bytes} bytes skipped); "
-            f"{r.tracked_files} files tracked in {r.cursor_path}")
+    return "\n".join([f"init: {r.marked_files} files marked read to their end ({r.marked_bytes} bytes skipped); "
+                      f"{r.tracked_files} files tracked in {r.cursor_path}", *(f"warning: {e}" for e in r.errors)])
 
 
 @renders("StatusResult")
@@ -139,6 +139,7 @@ def _status(r) -> str:
             if f.agent_id == a.agent_id and (f.behind or f.pending or f.state not in ("tracked",)):
                 extra = f" [pending {', '.join(f.pending)}]" if f.pending else ""
                 out.append(f"  {f.path}: {format_size(f.behind)} behind, {f.state}{extra}")
+    out += [f"warning: {e}" for e in r.errors]
     return "\n".join(out)
 
 
@@ -158,14 +159,17 @@ def _backfill(r) -> str:
                  f"{e.output_tokens_max:,} answer tokens ({e.provider})" if e.provider != "rules"
                  else "0 LLM calls, 0 tokens (the rules provider runs offline)")
         lines.append(f"estimate: {e.turns} turns, {e.chunks} chunks, {calls}; nothing was spent")
+        lines += [f"warning: {w}" for w in r.errors]
         return "\n".join(lines)
+    warnings = [f"warning: {w}" for w in r.errors]
     if r.action == "noop":
-        return "nothing to backfill: every selected file is read up to where the main cursor stood"
+        return "\n".join(["nothing to backfill: every selected file is read up to where the main cursor stood",
+                          *warnings])
     if r.summary is None:
         from ..model import RunSummary
 
-        return summary_line(RunSummary())
-    return summary_line(r.summary)
+        return "\n".join([summary_line(RunSummary()), *warnings])
+    return "\n".join([summary_line(r.summary), *warnings])
 
 
 @renders("Queued")

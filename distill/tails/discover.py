@@ -11,6 +11,13 @@ Archive names (``*.jsonl.reset.*``, ``*.jsonl.deleted.*``, ``*.lock``) are skipp
 OpenClaw's archived sessions when ``settings.read_archives`` is on (backfill turns it on). This is
 stat-only — no file is opened here — so that a run over 10,000 unchanged files stays cheap.
 
+What cannot be listed is counted and named in ``errors``, never raised: a folder that cannot be
+listed (``folder_unreadable``: no permission, a symlink loop, at any level), a root that is not
+there (``root_missing``; a warning too unless it is the default ``agents_dir``), a file name
+that is not UTF-8 (``file_name_not_utf8``: the cursor and batch files, JSON, cannot record it),
+a source's glob that fails (``glob_invalid``; settings refuse one that :func:`glob_problem`
+rejects, so this is the last guard). One root's trouble never stops the others.
+
 Which root holds a path is written once, in :func:`distill.tails.owners.holders`, for two
 callers with different needs: :func:`classify` names the one transcript the daemon's task
 points at as a walk would list it (paths as given, ``abspath``; the first root that accepts
@@ -36,6 +43,25 @@ if TYPE_CHECKING:
     from ..config import Settings
 
 OPENCLAW_FORMAT = "openclaw"
+GLOB_RULE = ("a [[sources]] glob is a non-empty pattern relative to its root, '/'-separated, without "
+             "'.' or '..' parts, with '**' only as a whole part (e.g. \"**/*.jsonl\", \"sessions/*.jsonl\")")
+
+
+def glob_problem(pattern: str) -> str | None:
+    """Why ``pattern`` cannot be a source root's glob, or None if it can (checked when settings
+    load, so a bad one is a configuration error, not a walk that stops)."""
+    if not isinstance(pattern, str) or not pattern:
+        return "it is empty"
+    if pattern.startswith(("/", "~")) or os.path.isabs(pattern):
+        return "it is not relative to the root"
+    if "\0" in pattern:
+        return "it holds a NUL byte"
+    for part in pattern.split("/"):
+        if part in ("", ".", ".."):
+            return "it has an empty part" if not part else f"it has a {part!r} part"
+        if "**" in part and part != "**":
+            return "'**' is not a whole part"
+    return None
 
 
 class SessionFile(namedtuple("SessionFile", "path agent format st")):
@@ -101,20 +127,59 @@ def _unreadable(folder: str | Path, exc: OSError, counters: Counter, errors: lis
                   "fix its permissions (or the symlink) and they are read on the next run")
 
 
+def _root_missing(what: str, folder: str | Path, exc: OSError, counters: Counter, errors: list[str] | None,
+                  *, warn: bool) -> None:
+    counters["root_missing"] += 1
+    if warn and errors is not None:
+        why = "is not a folder" if isinstance(exc, NotADirectoryError) else "does not exist"
+        errors.append(f"{what} {printable(folder)} {why}: no transcript was read from it; "
+                      "fix the path (or create the folder) and the next run reads it")
+
+
+def _bad_name(path: str, counters: Counter, errors: list[str] | None) -> None:
+    counters["file_name_not_utf8"] += 1
+    if errors is not None:
+        errors.append(f"{printable(path)}: its name is not valid UTF-8, which the cursor and batch files cannot "
+                      "record, so it is skipped; rename it (UTF-8 only) and it is read on the next run")
+
+
+def printable(path: str | os.PathLike) -> str:
+    """A path as a person can read it: bytes that are not UTF-8 as ``\\xff`` escapes."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _utf8(name: str) -> bool:
+    if name.isascii():
+        return True
+    try:
+        name.encode()
+    except UnicodeEncodeError:  # os.listdir's surrogateescape: a byte that is not UTF-8
+        return False
+    return True
+
+
 def openclaw_files(settings: Settings, counters: Counter, errors: list[str] | None = None) -> Iterator[SessionFile]:
     errors = errors if errors is not None else []
     top = os.path.abspath(settings.agents_dir)
     try:
         agents = list(os.scandir(top))
-    except (FileNotFoundError, NotADirectoryError):
-        counters["root_missing"] += 1
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        # the default (~/.openclaw/agents) may well be absent (no OpenClaw here): only a path
+        # someone gave (--agents-dir, DISTILL_AGENTS_DIR, config.toml) is worth a warning
+        _root_missing("agents_dir", top, exc, counters, errors, warn="agents_dir" in settings.given)
         return
     except OSError as exc:
         _unreadable(top, exc, counters, errors)
         return
     for agent_dir in sorted(agents, key=lambda e: e.name):
         agent = agent_dir.name
-        if not agent_dir.is_dir() or not settings.agent_is_read(agent):
+        if not settings.agent_is_read(agent):
+            continue
+        try:
+            if not agent_dir.is_dir():
+                continue
+        except OSError as exc:  # a symlink loop, a link into a folder that cannot be searched
+            _unreadable(agent_dir.path, exc, counters, errors)
             continue
         folder = os.path.join(agent_dir.path, "sessions")
         try:
@@ -125,7 +190,7 @@ def openclaw_files(settings: Settings, counters: Counter, errors: list[str] | No
             _unreadable(folder, exc, counters, errors)
             continue
         try:
-            found = _sessions(settings, agent, folder, fd)
+            found = _sessions(settings, agent, folder, fd, counters, errors)
         except OSError as exc:
             _unreadable(folder, exc, counters, errors)
             continue
@@ -134,7 +199,8 @@ def openclaw_files(settings: Settings, counters: Counter, errors: list[str] | No
         yield from found
 
 
-def _sessions(settings: Settings, agent: str, folder: str, fd: int) -> list[SessionFile]:
+def _sessions(settings: Settings, agent: str, folder: str, fd: int, counters: Counter,
+              errors: list[str]) -> list[SessionFile]:
     """One agent's sessions folder, open as ``fd``: the per-file loop of every no-op run, kept
     tight (a list, not a generator; names stat'ed relative to the folder, which spares the
     kernel the whole path)."""
@@ -152,26 +218,43 @@ def _sessions(settings: Settings, agent: str, folder: str, fd: int) -> list[Sess
         except OSError:
             continue  # vanished between listing and stat, or a dangling link
         if st.st_mode & 0o170000 == stat.S_IFREG:
+            if not name.isascii() and not _utf8(prefix + name):
+                _bad_name(prefix + name, counters, errors)
+                continue
             add(new(SessionFile, (prefix + name, agent, OPENCLAW_FORMAT, st)))
     return out
 
 
 def source_files(root: Path, pattern: str, agent: str, fmt: str, counters: Counter,
                  errors: list[str] | None = None) -> Iterator[SessionFile]:
+    errors = errors if errors is not None else []
     root = root.absolute()
-    if not root.is_dir():
-        counters["root_missing"] += 1
+    try:
+        os.scandir(root).close()
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        _root_missing(f"[[sources]] root of agent {agent}:", root, exc, counters, errors, warn=True)
+        return
+    except OSError as exc:
+        _unreadable(root, exc, counters, errors)
         return
     try:
         paths = sorted(root.glob(pattern))
     except OSError as exc:
-        _unreadable(root, exc, counters, errors if errors is not None else [])
+        _unreadable(root, exc, counters, errors)
+        return
+    except (ValueError, NotImplementedError) as exc:  # settings validate globs; this is the last guard
+        counters["glob_invalid"] += 1
+        errors.append(f"[[sources]] root {printable(root)} (agent {agent}): glob {pattern!r} cannot be used ({exc}); "
+                      f"its transcripts were skipped; {GLOB_RULE}")
         return
     for p in paths:
         if (".jsonl." in p.name or p.name.endswith(".lock")) and _is_archive(p.name):
             continue
         st = _regular_stat(str(p))
         if st is not None:
+            if not _utf8(str(p)):
+                _bad_name(str(p), counters, errors)
+                continue
             yield SessionFile(str(p), agent, fmt, st)
 
 
@@ -180,7 +263,7 @@ def classify(settings: Settings, path: str | os.PathLike) -> SessionFile | None:
     roots (the daemon's per-session task); None if discovery would not list it as given."""
     p = os.path.abspath(path)
     name = os.path.basename(p)
-    if _is_archive(name):
+    if _is_archive(name) or not _utf8(p):  # a name the cursor cannot record: the walk reports it
         return None
     roots = [(str(r.path), r.agent_id) for r in settings.sources]
     for agent, i, rel in holders(p, str(settings.agents_dir), roots, os.path.abspath):

@@ -382,8 +382,11 @@ class TailWalk:
         path = entry["path"]
         try:
             fd = os.open(path, os.O_RDONLY)
-        except OSError:
-            self.counters["vanished"] += 1
+        except (FileNotFoundError, NotADirectoryError):
+            self.counters["vanished"] += 1  # gone between the walk and the open: the next run settles it
+            return
+        except OSError as exc:
+            self._unreadable(path, exc)
             return
         try:
             st = os.fstat(fd)
@@ -393,8 +396,19 @@ class TailWalk:
             if not entry.get("format") and not self._detect(entry, fd, st):
                 return
             self._read_tail(key, entry, fd, st, final)
+        except OSError as exc:  # EIO and the like: the entry moves only after a whole read
+            self._unreadable(path, exc)
         finally:
             os.close(fd)
+
+    def _unreadable(self, path: str, exc: OSError) -> None:
+        """A file that is there but cannot be read: counted and named; its entry stays where it
+        was (not taken for deleted), so it is read on from there once it can be."""
+        from .discover import printable
+
+        self.counters["file_unreadable"] += 1
+        self.errors.append(f"{printable(path)} cannot be read ({exc.strerror or exc}): it was skipped this run; "
+                           "fix its permissions (or the disk) and it is read on from where it was")
 
     def _check_head(self, key: str, entry: FileEntry, fd: int, size: int, moved: bool) -> None:
         why = None

@@ -8,12 +8,13 @@ A line still being written at ``init`` time is read once it is complete (it ends
 from __future__ import annotations
 
 import os
+from collections import Counter
 
 from ..config import Settings
 from ..errors import DistillError
 from ..model import InitResult
 from .cursor import HEAD_BYTES, Cursor, file_key, head_hash, new_entry
-from .discover import discover
+from .discover import discover, printable
 from .ledger import state_lock
 
 BACK_BLOCK = 1 << 16
@@ -46,10 +47,18 @@ def init_cursor(settings: Settings) -> InitResult:
                 "(`distill commit|abort --batch-file F`) before `distill init`"
             )
         marked = nbytes = 0
-        for sf in discover(settings):
+        counters: Counter = Counter()
+        errors: list[str] = []
+        for sf in discover(settings, counters, errors):
             try:
                 fd = os.open(sf.path, os.O_RDONLY)
-            except OSError:
+            except FileNotFoundError:
+                continue  # gone since it was listed
+            except OSError as exc:  # left unmarked: read from byte 0 once it can be
+                counters["file_unreadable"] += 1
+                errors.append(f"{printable(sf.path)} cannot be read ({exc.strerror or exc}), so it was not marked; "
+                              "fix its permissions and `distill run` reads it from its start (or run `distill init` "
+                              "again first to skip its history)")
                 continue
             try:
                 st = os.fstat(fd)
@@ -69,4 +78,4 @@ def init_cursor(settings: Settings) -> InitResult:
                 os.close(fd)
         cursor.save()
     return InitResult(cursor_path=str(cursor.path), tracked_files=len(cursor.files), marked_files=marked,
-                      marked_bytes=nbytes)
+                      marked_bytes=nbytes, counters=dict(counters), errors=errors)

@@ -19,7 +19,8 @@ def tail_status(settings: Settings, cursor_path: Path | None = None) -> StatusRe
     cursor = Cursor.load(Path(cursor_path or settings.state.cursor).absolute())
     files: list[FileStatus] = []
     found = set()
-    for sf in discover(settings):
+    errors: list[str] = []
+    for sf in discover(settings, None, errors):
         found.add(sf.key)
         e = cursor.files.get(sf.key)
         if e is None:
@@ -51,6 +52,7 @@ def tail_status(settings: Settings, cursor_path: Path | None = None) -> StatusRe
         pending_batches=[str(settings.state.batches.absolute() / f"{b}.json") for b in sorted(cursor.pending_batch_ids())],
         set_aside=_set_aside(settings, cursor),
         last_run=_last_run(settings),
+        errors=errors,
     )
 
 
