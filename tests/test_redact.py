@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import random
+import re
 import string
+from collections import Counter
 
 import pytest
 
@@ -193,7 +195,8 @@ def test_no_secret_reaches_a_batch_file(tmp_path):
 def test_hostile_text_is_redacted_without_stalling():
     for unit in ("a://", "x://u:", "password=", "password=$", "token: <", "-----BEGIN PRIVATE KEY-----",
                  "-----END PRIVATE KEY-----", "eyJ", "Bearer ", "bearer", "AKIA", "sk-", "a_b-c.", "=", ":",
-                 "--password ", "--password $", "ghp_", ":AA"):
+                 "--password ", "--password $", "ghp_", ":AA", "%3Fkey%3D", "x://u:p@", "/etc/passwd:",
+                 "Authorization: Token ", "API key: ", "--user a:", "密码改成了", "1 ", "+8"):
         text = unit * (200_000 // len(unit))
         out, _ = redact(text)
         assert isinstance(out, str)
@@ -245,7 +248,8 @@ def test_text_without_an_anchor_is_one_no_rule_would_change():
     # secrets that one anchor gives away, and near misses around them
     shapes = ["token:Wq7!x9", "token=Wq7!x9", "--token Wq7!x9", "mysql -pWq7!x9", "curl -u bob:Wq7!x9",
               "password is Wq7!x9", "PWD is Wq7!x9", "密码是Wq7!x9", "口令：Wq7!x9", " Bearer ab~cd~ef~jk~mn~pq12", "li@corp.cn",
-              "+86 138 0013 8000", "Telegram Li id:123456789", "heroku 01234567-89ab-4cde-8f01-23456789abcd"]
+              "+86 138 0013 8000", "Telegram Li id:123456789", "heroku 01234567-89ab-4cde-8f01-23456789abcd",
+              "x%3Ftoken%3DWq7x9k", "手机号13800138000", "密码改成了Wq7!x9"]
     fragments = ["s k", "sk", "AKI", "SIA", "eyj", "gh", "xo", "pas", "pw", "be arer", "bas ic", "http", "//", "-", "@",
                  ".", "_", "/", "1234567", "9 9", "abcdefghijk", "aws", "hf", "AC", "SK", "蜜码", "令", "口", "İ", "K",
                  "ß", "telegra", "herok", "id", "token", "key", "a b", "\n", " "]
@@ -293,11 +297,14 @@ def _near_misses(rng: random.Random, n: int) -> list[str]:
               "ghp_" + rnd(36), "hf_" + rnd(34), "ou_" + rnd(32, "0123456789abcdef"), JWT, "Ym9iOldxN3g5aw==", "Ym9iOldxN3g5a0xt",
               "口令是“部署缓存重试”", "密码是「部署缓存重试」",
               "Telegram Li id 123456789", "heroku 01234567-89ab-4cde-8f01-23456789abcd", "AC" + rnd(32, "0123456789abcdef"),
-              "xoxb" + rnd(30)]
+              "xoxb" + rnd(30), "PWD=Wq7x9k", "x%3Ftoken%3DWq7x9k", "%26key%3dWq7x9k", "API key: Wq7x9k",
+              "密码改成了 Wq7x9k", "密码是：『Wq7x9k』", "phone=+14155550134", "手机号13800138000", "139 1234 5678",
+              "0086 13612345678", "(+86) 137-1111-2222", "curl --user bob:Wq7x9k", "Authorization: Token Wq7x9k12",
+              "password is: Wq7x9k", 'env["API_KEY"] = "Wq7x9k"', "\\napi_key=Wq7x9k", "https://u:p@ss@host"]
     fragments = ["s k", "sk", "sk-", "AKI", "SIA", "eyJ", "eyj", "gh", "xo", "pas", "pw", "be arer", "Basic", "http",
                  "//", "-", "@", ":", "=", ".", "_", "/", "+", "1234567", "9 9", "abcdefghijklmno", "abcdefghijklmnop",
                  "aws", "hf", "SK", "密", "口", "蜜码", "İ", "\u212a", "ß", "telegra", "herok", "token", "key", "\n",
-                 "\t", "\u3000", "\u2028", "，", "。"]
+                 "\t", "\u3000", "\u2028", "，", "。", "%3", "%3d", "%3F", "%26", "3D"]
     words = ("cursor inode flock batch commit pending offset lance vector scope agent memory the a to of and is "
              "for with on fix bug why how use keep drop run test file").split()
     out = []
@@ -348,3 +355,136 @@ def test_password_phrase_in_any_case_is_redacted_in_short_text(text: str):
     skip them (it once asked only for "pwd", "pass", "Pass", "PASS": "PWD was …" leaked)."""
     out, counts = redact(text)
     assert "Wq7x9kLm" not in out and counts["password"] == 1
+
+
+# The values an audit of real `distill run` batch files found (one id per cause; the leak
+# corpus has a kind for each too): (text, the value that must not get out)
+AUDIT_LEAKS = {
+    "1-phone-glued-to-chinese": ("以后客服回访统一打我的手机号13800138000，不要再打座机。", "13800138000"),
+    "1-phone-plus-glued-to-chinese": ("手机号+8613912345678，夜间也可以打", "13912345678"),
+    "1-phone-after-equals": ("phone=+14155550134", "4155550134"),
+    "1-phone-cn-spaced": ("我的手机 139 1234 5678 随时打", "1234 5678"),
+    "1-phone-cn-dashed": ("手机 186-0000-1234", "0000-1234"),
+    "1-phone-cn-bracketed-code": ("电话 (+86) 137-1111-2222", "1111-2222"),
+    "1-phone-cn-00-prefix": ("电话 0086 13612345678", "13612345678"),
+    "2-zh-password-fullwidth-colon": ("密码是：Qm7vT2xR9pL4", "Qm7vT2xR9pL4"),
+    "2-zh-password-colon": ("密码是: Qm7vT2xR9pL4", "Qm7vT2xR9pL4"),
+    "2-zh-password-changed": ("密码改成了 Qm7vT2xR9pL4", "Qm7vT2xR9pL4"),
+    "2-zh-password-already-changed": ("路由器密码已改成 Qm7vT2xR9pL4", "Qm7vT2xR9pL4"),
+    "2-zh-password-set-to": ("root 密码设置为 Qm7vT2xR9pL4", "Qm7vT2xR9pL4"),
+    "2-zh-password-set-into": ("密码设置成 Qm7vT2xR9pL4", "Qm7vT2xR9pL4"),
+    "2-zh-password-corner-quotes": ("密码是『Qm7vT2xR9pL4』", "Qm7vT2xR9pL4"),
+    "2-zh-password-title-quotes": ("密码是《Qm7vT2xR9pL4》", "Qm7vT2xR9pL4"),
+    "3-curl-long-user-flag": ("curl --user admin:Qm7vT2xR9pL4 https://ci.acme.io/api", "Qm7vT2xR9pL4"),
+    "5-odbc-PWD": ("UID=svc_rpt;PWD=Qm7vT2xR9pL4", "Qm7vT2xR9pL4"),
+    "5-ado-Pwd": ("Data Source=db01;Initial Catalog=app;User Id=sa;Pwd=Qm7vT2xR9pL4;", "Qm7vT2xR9pL4"),
+    "5-odbc-driver-Pwd": ("Driver={PostgreSQL Unicode};Server=db01;Uid=app;Pwd=Qm7vT2xR9pL4;", "Qm7vT2xR9pL4"),
+    "6-password-is-colon": ("the staging admin password is: Qm7vT2xR9pL4", "Qm7vT2xR9pL4"),
+    "7-environ-subscript": ('os.environ["OPENAI_API_KEY"] = "9f8e7d6c5b4a3f2e1d0c"', "9f8e7d6c5b4a3f2e1d0c"),
+    "8-auth-scheme-token": ("Authorization: Token 9f8e7d6c5b4a3f2e1d0c", "9f8e7d6c5b4a3f2e1d0c"),
+    "8-auth-scheme-short-bearer": ("Authorization: Bearer 9f8e7d6c5b", "9f8e7d6c5b"),
+    "8-auth-scheme-apikey": ("authorization: ApiKey 9f8e7d6c5b4a3f2e1d0c", "9f8e7d6c5b4a3f2e1d0c"),
+    "9-api-key-spaced": ("the API key: 9f8e7d6c5b4a3f2e1d0c", "9f8e7d6c5b4a3f2e1d0c"),
+    "9-access-key-spaced": ("access key: 9f8e7d6c5b4a3f2e1d0c", "9f8e7d6c5b4a3f2e1d0c"),
+    "9-secret-key-spaced": ("secret key: 9f8e7d6c5b4a3f2e1d0c", "9f8e7d6c5b4a3f2e1d0c"),
+    "9-private-key-spaced": ("the private key: 9f8e7d6c5b4a3f2e1d0c", "9f8e7d6c5b4a3f2e1d0c"),
+    "10-password-for-six-words": ("the password for the admin account on db1 is Qm7vT2xR9pL4", "Qm7vT2xR9pL4"),
+    "11-escaped-newline-printf": ("printf 'DB_HOST=db01\\napi_key=9f8e7d6c5b4a3f2e1d0c'", "9f8e7d6c5b4a3f2e1d0c"),
+    "11-escaped-newline-string": ('"host=db01\\nsecret_key=9f8e7d6c5b4a3f2e1d0c\\nport=5432"', "9f8e7d6c5b4a3f2e1d0c"),
+    "12-url-password-with-at": ("postgres://admin:p@ssQm7vT2xR9pL4!@db.internal:5432/app", "Qm7vT2xR9pL4"),
+    "13-url-encoded-query-token": ("redirect_uri=https%3A%2F%2Fapp.corp.io%2Fcb%3Faccess_token%3D9f8e7d6c5b4a3f2e1d0c",
+                                   "9f8e7d6c5b4a3f2e1d0c"),
+}
+
+
+@pytest.mark.parametrize("text,secret", AUDIT_LEAKS.values(), ids=AUDIT_LEAKS.keys())
+def test_audit_leak_is_redacted(text: str, secret: str):
+    from distill.text.redact import may_hold_secret
+
+    out, counts = redact(text)
+    assert secret not in out, out
+    assert counts and may_hold_secret(text)
+    assert redact(out) == (out, Counter())
+
+
+# What the rules used to change and must leave alone (the over-redactions of the same audit)
+AUDIT_UNTOUCHED = {
+    "a-setting-names-after-password": "set password_min_length=12 and PASSWORD_RESET_TIMEOUT=3600",
+    "a-migration-name": "run password_v2_migration before the deploy",
+    "a-expiry-setting": "PASSWORD_EXPIRY_DAYS=90",
+    "b-path-ending-in-passwd": "cat: /etc/passwd: Permission denied",
+    "b-home-path-ending-in-token": "open ~/.config/gh/token: no such file",
+    "c-query-after-a-token": "https://app.acme.io/reset?token=[REDACTED:url_token]&user=5&lang=zh",
+    "d-prose-after-secret": "the team secret: always rebase before merging",
+    "5-shell-pwd": "export PWD=/home/u/work; echo PWD: ~/src",
+    "5-dsn-next-key": "DSN: Driver={PostgreSQL Unicode};Server=db01;Port=5432",
+    "9-yaml-key": "key: value",
+    "9-primary-key": "primary key: id",
+}
+
+
+@pytest.mark.parametrize("text", AUDIT_UNTOUCHED.values(), ids=AUDIT_UNTOUCHED.keys())
+def test_audit_over_redaction_is_left_alone(text: str):
+    assert redact(text) == (text, Counter())
+
+
+def test_query_parameters_after_a_token_survive():
+    """Item c: the assignment rule took "abc123def456&user=5&lang=zh" for the token's value."""
+    out, counts = redact("https://app.acme.io/reset?token=abc123def456&user=5&lang=zh")
+    assert out == "https://app.acme.io/reset?token=[REDACTED:url_token]&user=5&lang=zh"
+    assert counts == Counter({"url_token": 1})
+    out, _ = redact("https://app.acme.io/cb?cookie=Qm7vT2xR9pL4&lang=zh")  # a name the URL rule does not know
+    assert "Qm7vT2xR9pL4" not in out and out.endswith("&lang=zh")
+
+
+def test_auth_scheme_without_a_credential_is_left_alone():
+    for text in ("Authorization: Bearer token", "Authorization: Basic realm", "Authorization: Token header"):
+        assert redact(text) == (text, Counter())
+
+
+_LIMITS_TEXT = {
+    "password-phrase": "the admin password is\nQm7vT2xR9pL4",
+    "compose-env": "    environment:\n      POSTGRES_PASSWORD: Qm7vT2xR9pL4",
+    "auth-header": "Authorization: Bearer Qm7vT2xR9pL4xR9pL4Qm7vT2",
+}
+
+
+@pytest.mark.parametrize("name,secret_text", _LIMITS_TEXT.items(), ids=_LIMITS_TEXT.keys())
+def test_clipping_cannot_cut_a_name_from_its_value(name: str, secret_text: str):
+    """Item 4: a turn longer than max_turn_chars is redacted before it is clipped; at every
+    cut position the value is gone and no marker is cut in half."""
+    from distill.model import TurnLimits
+    from distill.sources.base import finish_text
+
+    limits = TurnLimits()
+    limit = limits.max_turn_chars
+    value = secret_text.split()[-1]
+    for tail in range(limit // 3 - 120, limit // 3 + 60, 3):  # the clip's tail starts at or near the value
+        text = "x " * limit + secret_text + " y" * (tail // 2)
+        counters: Counter = Counter()
+        out = finish_text("user", text, limits, counters, trace=False)
+        assert counters["clipped"] == 1
+        assert value not in out and value[:8] not in out, (tail, out[limit // 2 : limit // 2 + 200])
+        assert all(m.endswith("]") for m in re.findall(r"\[REDACTED:[a-z_]*\]?", out))  # no marker cut
+
+
+def test_long_tool_error_is_redacted_before_the_trace_is_clipped():
+    """Item 4 for failed tools: the trace clips its error line, which could cut a name from its value."""
+    from distill.sources.toolfail import trace
+
+    limit = 300
+    for pad in range(150, 330, 5):
+        output = "Error: " + "x " * (pad // 2) + "the admin password is\tQm7vT2xR9pL4 " + "y " * 200
+        counters: Counter = Counter()
+        out = trace("bash", output, limit, counters)
+        assert "Qm7vT2xR9pL4" not in redact(out)[0], (pad, out)
+    command = "bash " + "cd /srv/app && " * 4 + "curl --user admin:Qm7vT2xR9pL4 https://ci.acme.io/api"
+    counters = Counter()
+    out = trace(command, "Error: 401", limit, counters)
+    assert "Qm7vT2" not in out and counters["redacted:password"] == 1
+
+
+def test_pwd_is_a_password_name_unless_its_value_is_a_path():
+    for text in ("PWD=/home/u", "PWD=~/src", "PWD='/srv/app dir'", "PWD=$HOME", "PWD=C:\\Users\\u", "PWD=./build"):
+        assert redact(text) == (text, Counter()), text
+    assert redact("mysql_pwd: Qm7vT2xR9pL4")[0] == "mysql_pwd: [REDACTED:secret_assignment]"

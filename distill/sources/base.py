@@ -19,7 +19,7 @@ from ..model import TurnLimits
 from ..text import LazyPattern
 from ..text.envelopes import attribute
 from ..text.noise import clip, is_noise, strip_injected
-from ..text.redact import may_hold_secret, redact
+from ..text.redact import redact_counting
 
 TYPE_CHECKING = False  # not typing's: a run that reads a file need not import typing
 if TYPE_CHECKING:
@@ -74,15 +74,18 @@ def finish_text(
     role: Role, text: str, limits: TurnLimits, counters: Counter, *, trace: bool = True
 ) -> str:
     """Clip and redact: the last step of every turn's text. Tool traces come here directly
-    (built by the caller already short; no noise test)."""
-    text, clipped = clip(text, limits.max_tool_trace_chars if trace else limits.max_turn_chars)
+    (built by the caller already short; no noise test). Text longer than the limit is
+    redacted before the clip too: a clip can cut a name from its value ("the admin password
+    is …[clipped]… X", a compose file's ``POSTGRES_PASSWORD:`` at the cut), and the clip never
+    cuts inside a marker (it cuts at whitespace). Redacting again after it changes nothing
+    but what the cut joined."""
+    limit = limits.max_tool_trace_chars if trace else limits.max_turn_chars
+    if len(text) > limit:
+        text = redact_counting(text, counters)
+    text, clipped = clip(text, limit)
     if clipped:
         counters["clipped"] += 1
-    if may_hold_secret(text):
-        text, found = redact(text)
-        for kind, n in found.items():
-            counters[f"redacted:{kind}"] += n
-    return text
+    return redact_counting(text, counters)
 
 
 def decode_line(line: bytes, counters: Counter) -> dict | None:

@@ -235,7 +235,7 @@ class ClaudeCodeParser:
             return None
         self.counters["tool_failure"] += 1
         tool = self._tool_names.get(str(block.get("tool_use_id")), None)
-        return finish_text("tool", trace(tool, output, self.limits.max_tool_trace_chars), self.limits,
+        return finish_text("tool", trace(tool, output, self.limits.max_tool_trace_chars, self.counters), self.limits,
                            self.counters, trace=True)
 
 

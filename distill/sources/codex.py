@@ -228,7 +228,7 @@ class CodexParser:
             return []
         self.counters["tool_failure"] += 1
         tool = self._names.get(str(p.get("call_id")))
-        text = finish_text("tool", trace(tool, body, self.limits.max_tool_trace_chars), self.limits,
+        text = finish_text("tool", trace(tool, body, self.limits.max_tool_trace_chars, self.counters), self.limits,
                            self.counters, trace=True)
         return self._turn("tool", text, "tool", p.get("call_id"), ts, start, end)
 

@@ -232,7 +232,7 @@ class OpenClawParser:
 
     def _trace(self, obj: dict, msg: dict, tool: str | None, output: str, start: int, end: int) -> list[Turn]:
         self.counters["tool_failure"] += 1
-        text = finish_text("tool", trace(tool, output, self.limits.max_tool_trace_chars), self.limits,
+        text = finish_text("tool", trace(tool, output, self.limits.max_tool_trace_chars, self.counters), self.limits,
                            self.counters, trace=True)
         return self._turn(obj, msg, "tool", text, "tool", start, end)
 

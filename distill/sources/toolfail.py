@@ -14,6 +14,11 @@ import re
 
 from ..text import LazyPattern
 from ..text.noise import clip
+from ..text.redact import redact_counting
+
+TYPE_CHECKING = False  # not typing's: a run that reads a file need not import typing
+if TYPE_CHECKING:
+    from collections import Counter
 
 HEAD_CHARS = 160
 WINDOW_BYTES = HEAD_CHARS * 6 + 512
@@ -252,10 +257,21 @@ def _nonzero_after(low: bytes, marker: bytes) -> bool:
     return False
 
 
-def trace(tool: str | None, output: str, max_chars: int) -> str:
+def trace(tool: str | None, output: str, max_chars: int, counters: Counter) -> str:
     """``[tool exec failed: <tool>: <first error line>]``, at most about ``max_chars`` long
-    (cut at whitespace by ``clip``, never mid-token, so redaction still sees whole tokens)."""
+    (cut at whitespace by ``clip``, never mid-token, so redaction still sees whole tokens).
+    What is cut is redacted first (its finds counted in ``counters``): a cut can part a
+    secret's name from its value, and the tool's name (a bash command) is cut at 80."""
     detail = first_error_line(output) or "(no output)"
-    name = (tool or "tool").strip()[:80] or "tool"
-    text, _ = clip(f"[tool exec failed: {name}: {detail}]", max_chars)
+    name = (tool or "tool").strip()
+    if len(name) > 80:
+        name = redact_counting(name, counters)
+        cut = name[:80]
+        if not name[80:81].isspace():
+            cut = cut[: max(cut.rfind(" "), 0)]  # not mid-word: a cut key or marker is unredactable
+        name = cut.rstrip()
+    line = f"[tool exec failed: {name or 'tool'}: {detail}]"
+    if len(line) > max_chars:
+        line = f"[tool exec failed: {name or 'tool'}: {redact_counting(detail, counters)}]"
+    text, _ = clip(line, max_chars)
     return text

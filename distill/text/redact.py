@@ -25,7 +25,11 @@ What is matched, and why this shape (kinds in brackets):
 - ``Bearer``/``Basic`` credentials (bearer_token), passwords in URLs (url_password);
 - ``NAME=value`` / ``NAME: value`` / ``"name": "value"`` / ``--name value`` where NAME ends
   in a secret-looking word (secret_assignment). Names must *end* in the word, so
-  ``max_tokens=4000``, ``token_budget: 10`` or ``author: Jo`` are left alone.
+  ``max_tokens=4000``, ``token_budget: 10`` or ``author: Jo`` are left alone; a bare ``PWD``
+  counts unless its value is a path (the shell's), ``env["API_KEY"] = …`` and ``API key: …``
+  (two words) count, a name ending a path (``/etc/passwd:``) or a URL query parameter (the
+  URL-token rule's, cut at ``&``) does not. After an auth scheme (``Authorization: Token X``)
+  the value is the credential; a prose word or the next key (``DSN: Driver={…}``) is none.
 
 Not matched on purpose: bare hex strings and UUIDs (git hashes, ids) — too common to touch.
 """
@@ -112,7 +116,8 @@ _AWS_SECRET = LazyPattern(
 # at an anchor: "bearer"/"basic" + spaces + credential
 _BEARER_AT = LazyPattern(r"(?i)(bearer|basic)(\s+)([A-Za-z0-9._~+/=-]{16,})")
 # at an anchor: the part after "://" — user:password@
-_URL_AT = LazyPattern(r"([^\s:/@\"'<>]{0,128}):([^\s@/\"'<>]{1,256})@")
+# (the password runs to the authority's last "@": "admin:p@ss!@db" has the password "p@ss!")
+_URL_AT = LazyPattern(r"([^\s:/@\"'<>]{0,128}):([^\s/\"'<>]{1,256})@")
 # a name that ends in a secret word (checked on the name token only)
 _SECRET_NAME = LazyPattern(
     r"(?i)[\"']?(?:[A-Za-z0-9]+[_.-])*(?:"
@@ -120,8 +125,17 @@ _SECRET_NAME = LazyPattern(
     r"(?:access|refresh|auth|bearer|id|session|api|bot|app|oauth|personal[_-]?access)?[_-]?token|"
     r"passw(?:or)?d|passphrase|private[_-]?key|access[_-]?key(?:[_-]?id)?|"
     r"credentials?|connection[_-]?string|dsn|cookie|signing[_-]?key|encryption[_-]?key|authorization"
-    r")|[\"']?[A-Za-z0-9_.-]*(?:passw(?:or)?d|passphrase|secret|token)|[\"']?[A-Za-z0-9.-]*[_.-]pwd"
+    r")|[\"']?[A-Za-z0-9_.-]*(?:passw(?:or)?d|passphrase|secret|token)|[\"']?(?:[A-Za-z0-9.-]*[_.-])?pwd"
 )
+# "the API key: X", "secret key = X": a key name written as two words ("key: value" alone is YAML)
+_KEY_QUALIFIER = LazyPattern(r"(?i)(?<![A-Za-z0-9_])(?:api|access|secret|private|signing|encryption)[ \t]+\Z")
+# an auth scheme taken as the value ("Authorization: Token X"): the credential after it is the value
+_AUTH_SCHEMES = frozenset(("token", "bearer", "basic", "digest", "apikey", "api-key", "key", "jwt", "oauth", "sso-key"))
+_SCHEME_CREDENTIAL = LazyPattern(r"[ \t]+(?P<value>[A-Za-z0-9._~+/=:-]{4,})")
+# a bare value that is the next key of a connection string ("DSN: Driver={…}"), not a value
+_NEXT_KEY = LazyPattern(r"[A-Za-z_][A-Za-z_.-]*=")
+# a shell's working directory ("PWD=/home/u"), not a password
+_PATH_VALUE = LazyPattern(r"[\"']?(?:[/~.\\]|[A-Za-z]:[\\/])")
 _NAME_ENDS = ("key", "keys", "keyid", "key_id", "key-id", "secret", "token", "password", "passwd", "passphrase", "pwd",
               "credential", "credentials", "string", "dsn", "cookie", "authorization")
 # at the separator after a secret name: separator, value
@@ -159,6 +173,17 @@ def redact(text: str) -> tuple[str, Counter]:
     """Replace every secret in ``text`` with ``[REDACTED:<kind>]``; count them by kind."""
     clean, counts, _ = redact_values(text)
     return clean, counts
+
+
+def redact_counting(text: str, counters: Counter) -> str:
+    """:func:`redact` behind the pre-test, adding what it found to ``counters`` as
+    ``redacted:<kind>`` (a run's parse counters)."""
+    if not may_hold_secret(text):
+        return text
+    text, found = redact(text)
+    for kind, n in found.items():
+        counters[f"redacted:{kind}"] += n
+    return text
 
 
 def redact_values(text: str) -> tuple[str, Counter, dict[str, str]]:
@@ -233,7 +258,8 @@ def may_hold_secret(text: str) -> bool:
     (each value they accept is 16+ characters without whitespace; detect-secrets and base64
     credentials are only asked then, or on "=="). (2) The rest, each with an anchor of its
     own: ``NAME=value`` / ``NAME: value`` / ``--flag value``, URL passwords and query tokens,
-    key-block tails and Telegram ids (a ":", "=" or "--"), e-mail ("@"), password phrases
+    key-block tails and Telegram ids (a ":", "=" or "--"), percent-encoded query tokens
+    ("%3D" in any case: "x%3Ftoken%3D…" has neither ":" nor "="), e-mail ("@"), password phrases
     ("pass"/"pwd" in any case, "密", "口令"), ``mysql -p`` / ``sshpass -p`` / ``curl -u``
     ("-p", "-u"), phone numbers (8 digits). So text with only short words and none of group
     (2)'s anchors holds nothing (test 1); text with a long word holds nothing when it holds
@@ -241,7 +267,7 @@ def may_hold_secret(text: str) -> bool:
 
     - ASCII text: one ``translate`` keeps only ``:=@-`` and digits; fewer than 8 bytes left,
       all digits, means no ":", "=", "@", "-" (so no "--", "-p", "-u") and under 8 digits;
-      "pass"/"pwd" are looked for in the lowercased bytes, as the phrase rules read them;
+      "pass"/"pwd" and "%3d" are looked for in the lowercased bytes, as the rules read them;
       CJK anchors cannot occur. Then only the long-word test is left (as ``_only_short_words``).
     - Non-ASCII text whose ASCII characters are all whitespace: every anchor but "密"/"口令"
       is ASCII and not whitespace, and a digit or base64 run is ASCII too, so only those two
@@ -258,7 +284,7 @@ def may_hold_secret(text: str) -> bool:
         kept = raw.translate(None, _NOT_SEPARATOR_OR_DIGIT)
         if not kept or (len(kept) < 8 and kept.isdigit()):
             low = raw.lower()
-            if b"pass" not in low and b"pwd" not in low:
+            if b"pass" not in low and b"pwd" not in low and b"%3d" not in low:
                 return b"x" * 16 in raw.translate(_WORD_BYTES)
     elif not text.encode("utf-8", "surrogatepass").translate(None, _NON_ASCII).strip():
         return "密" in text or "口令" in text
@@ -328,7 +354,7 @@ def _maybe_personal(text: str) -> bool:
     if "@" in text or "-p" in text or "-u" in text or "密" in text or "口令" in text:
         return True
     low = text.lower()
-    return "pass" in low or "pwd" in low or _digit_count(text) >= 8
+    return "pass" in low or "pwd" in low or "%3d" in low or _digit_count(text) >= 8
 
 
 _NOT_DIGIT = bytes(b for b in range(256) if not 48 <= b <= 57)
@@ -436,6 +462,8 @@ def _assignment(text: str, lower: str, p: int, counts: Counter) -> Span | None:
     k = p
     while k > 0 and text[k - 1] in " \t":
         k -= 1
+    if k > 1 and text[k - 1] == "]" and text[k - 2] in "\"'":
+        k -= 1  # os.environ["API_KEY"] = …, config['password'] = …
     if k > 0 and text[k - 1] in "\"'":
         k -= 1
         if k > 0 and text[k - 1] == "\\":
@@ -445,9 +473,43 @@ def _assignment(text: str, lower: str, p: int, counts: Counter) -> Span | None:
     if n == 0 or n > 64:
         return None  # no name, or an unusually long one
     name_end, s = k, k - n
-    if not lower.endswith(_NAME_ENDS, s, name_end) or not _SECRET_NAME.fullmatch(text, s, name_end):
+    if n > 1 and s > 0 and text[s - 1] == "\\" and text[s] in "nrt":
+        s += 1  # a literal "\n" before the name: 'DB_HOST=db01\napi_key=…'
+    if not lower.endswith(_NAME_ENDS, s, name_end):
         return None
-    return _assigned_value(_SEP_VALUE.match(text, p), counts)
+    if not _SECRET_NAME.fullmatch(text, s, name_end) and not (
+            lower.startswith("key", s, name_end) and _KEY_QUALIFIER.search(lower, max(0, s - 16), s)):
+        return None
+    before = text[s - 1] if s > 0 else ""
+    if before == "/" and _ends_a_path(text, s):
+        return None  # "cat: /etc/passwd: Permission denied"
+    query = before in ("?", "&")  # a URL's query parameter
+    if query and name_end == p and _QUERY_SECRET.fullmatch(text, s, name_end):
+        return None  # the URL-token rule's, which stops at "&"
+    m = _SEP_VALUE.match(text, p)
+    if m is None:
+        return None
+    value, vs, ve = m["value"], m.start("value"), m.end("value")
+    if value.lower() in _AUTH_SCHEMES:
+        c = _SCHEME_CREDENTIAL.match(text, ve)
+        if c is not None and (len(c["value"]) >= 16 or any(ch.isdigit() for ch in c["value"])):
+            value, vs, ve = c["value"], c.start("value"), c.end("value")
+    if query:
+        cut = min(i for i in (value.find("&"), value.find("#"), len(value)) if i >= 0)
+        value, ve = value[:cut], vs + cut
+    if lower.startswith("pwd", s, name_end) and name_end - s == 3 and _PATH_VALUE.match(value):
+        return vs, ve, None  # the shell's PWD=/home/u
+    return _value_span(value, vs, ve, counts)
+
+
+def _ends_a_path(text: str, s: int) -> bool:
+    """``s``: where a name starts, right after a "/". Whether the word it ends is a path
+    ("/etc/passwd", "~/.config/token"), not a pair such as "user/password"."""
+    i = s - 1
+    while i > 0 and s - i < 256 and not text[i - 1].isspace() and text[i - 1] not in "\"'(=:":
+        i -= 1
+    word = text[i:s]
+    return word.startswith(("/", "~/", "./", "../")) or word.count("/") >= 2
 
 
 _NAME_CHARS_STR = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
@@ -458,13 +520,19 @@ def _cli_flag(text: str, p: int, counts: Counter) -> Span | None:
 
 
 def _assigned_value(m: re.Match | None, counts: Counter) -> Span | None:
-    """The value of ``NAME=value`` or ``--flag value``: masked unless it is plainly not a secret."""
-    if m is None:
-        return None
-    if _is_harmless_value(m["value"]):
-        return m.start("value"), m.end("value"), None
+    return None if m is None else _value_span(m["value"], m.start("value"), m.end("value"), counts)
+
+
+def _value_span(value: str, s: int, e: int, counts: Counter) -> Span:
+    """The value of ``NAME=value`` or ``--flag value``: masked unless it is plainly not a
+    secret. A bare value may also be a prose word ("secret: always rebase") or the next key
+    of a connection string ("DSN: Driver={…}") or an auth scheme with no credential after it."""
+    bare = value[:1] not in ("\"", "'", "\\")
+    low = value.lower()
+    if _is_harmless_value(value) or bare and (low in _NOT_A_PASSWORD or low in _AUTH_SCHEMES or _NEXT_KEY.fullmatch(value)):
+        return s, e, None
     counts["secret_assignment"] += 1
-    return m.start("value"), m.end("value"), _quoted(m["value"], _mark("secret_assignment"))
+    return s, e, _quoted(value, _mark("secret_assignment"))
 
 
 def _quoted(value: str, mark: str) -> str:
@@ -545,9 +613,12 @@ def _email(text: str, p: int, counts: Counter) -> Span | None:
 
 
 # a phone number as people write one: +country code, or grouped digits; checked by phonenumbers
-_PHONE = LazyPattern(r"(?<![\w+/=.-])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?|\(\d{2,4}\)[ .-]?)?"
-                    r"\d{2,5}(?:[ .-]?\d{2,5}){1,4}(?![\w/=-]|\.\d)")
-_CN_MOBILE = LazyPattern(r"1[3-9]\d{9}")
+# ASCII word characters around it, not ``\w``: "手机号13800138000，" is a number glued to
+# Chinese text; "=" may come right before a "+" number ("phone=+14155550134") only
+_PHONE = LazyPattern(r"(?:(?<==)(?=\+)|(?<![A-Za-z0-9_+/=.-]))"
+                    r"(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?|\(\+\d{1,3}\)[ .-]?|\(\d{2,4}\)[ .-]?)?"
+                    r"\d{2,5}(?:[ .-]?\d{2,5}){1,4}(?![A-Za-z0-9_/=-]|\.\d)")
+_CN_MOBILE = LazyPattern(r"1[3-9]\d{9}")  # read on the digits alone: "139 1234 5678", "186-0000-1234"
 _US_GROUPED = LazyPattern(r"\(?\d{3}\)?[ .-]?\d{3}[ .-]\d{4}")
 _DIGITS = frozenset("0123456789")
 
@@ -559,9 +630,11 @@ def _phones(text: str, counts: Counter) -> list[Span]:
         digits = sum(c.isdigit() for c in cand)
         if digits < 8 or digits > 15:
             continue
-        if cand.startswith("+"):
+        if "+" in cand:  # "+86 …", "(+86) …"
             region = None
-        elif _CN_MOBILE.fullmatch(cand):
+        elif cand.startswith("00"):  # the international prefix: "0086 13612345678"
+            cand, region = "+" + cand[2:], None
+        elif _CN_MOBILE.fullmatch("".join(c for c in cand if c.isdigit())):
             region = "CN"
         elif _US_GROUPED.fullmatch(cand):
             region = "US"
@@ -580,14 +653,19 @@ def _phones(text: str, counts: Counter) -> list[Span]:
 
 
 # "the admin password is X", "password was changed to X", "密码是 X", "密码：X"
-_PW_SAID = r"(?:(?:is|was|has\s+been|got)\s+(?:now\s+)?(?:(?:changed|set|reset|updated)\s+to\s+)?|(?:changed|set|reset|updated)\s+to\s+)"
+# "is: X" and "changed to: X" too; up to six words between "for" and "is" ("the password for
+# the admin account on db1 is X"), _NOT_A_PASSWORD keeping prose out
+_PW_SAID = (r"(?:(?:is|was|has\s+been|got)(?:\s*[:：]\s*|\s+)(?:now\s+)?(?:(?:changed|set|reset|updated)\s+to(?:\s*[:：]\s*|\s+))?"
+            r"|(?:changed|set|reset|updated)\s+to(?:\s*[:：]\s*|\s+))")
 _PASSWORD_PHRASE = LazyPattern(
-    r"(?i)(?:pass(?:word|wd|phrase)s?(?:\s+(?:for|of|on|to)(?:\s+[^\s,;:=]{1,40}){1,3}?)?\s*(?:" + _PW_SAID + r"|[=:：]\s*)"
+    r"(?i)(?:pass(?:word|wd|phrase)s?(?:\s+(?:for|of|on|to)(?:\s+[^\s,;:=]{1,40}){1,6}?)?\s*(?:" + _PW_SAID + r"|[=:：]\s*)"
     r"|pwd\s+" + _PW_SAID + r")"
     r"(?:\"(?P<dq>[^\"\n]{4,64})\"|'(?P<sq>[^'\n]{4,64})'|`(?P<bq>[^`\n]{4,64})`|(?P<bare>[^\s\"'`]{4,64}))"
 )
-_ZH_PASSWORD = LazyPattern(r"(?:密码|密碼|口令)(?:都|也|还|仍)?(?:是|为|為|：|:|=|改成|改为|设为|設為)\s*"
-                          r"(?:[\"'“‘「`](?P<q>[^\"'”’」`\n]{4,64})[\"'”’」`]|(?P<bare>[!-~]{4,64}))")
+# "密码是：X", "密码改成了 X", "密码已改成 X", "密码设置为 X", "密码：『X』"
+_ZH_PASSWORD = LazyPattern(r"(?:密码|密碼|口令)(?:都|也|还|還|仍|已经|已經|已|被)?"
+                          r"(?:(?:是|为|為|(?:改|设|設|设置|設置|重置|更改|修改|换|換)(?:成|为|為)了?)\s*[：:=]?|[：:=])\s*"
+                          r"(?:[\"'“‘「『《`](?P<q>[^\"'”’」』》`\n]{4,64})[\"'”’」』》`]|(?P<bare>[!-~]{4,64}))")
 # words that follow "password is" in prose about a password, not the password itself
 _NOT_A_PASSWORD = frozenset((
     "wrong", "correct", "incorrect", "invalid", "valid", "required", "optional", "expired", "empty", "missing",
@@ -602,12 +680,15 @@ _TRAIL = ".,;:!?)]}"
 
 
 # "the old password Xk29fLq0 expired": no verb, but a value that only a key looks like
-_PASSWORD_BARE = LazyPattern(r"(?i)(?:pass(?:word|wd|phrase)|密码|密碼|口令)\s*(?P<bare>[!-~]{8,64})")
+# (the English words need whitespace after them: "password_min_length=12" is a setting's name)
+_PASSWORD_BARE = LazyPattern(r"(?i)(?:pass(?:word|wd|phrase)\s+|(?:密码|密碼|口令)\s*)(?P<bare>[!-~]{8,64})")
 
 
 def _password_phrase(text: str, p: int, counts: Counter, zh: bool) -> Span | None:
     if not zh and p > 0 and text[p - 1].isalpha():
         return None  # "bypass is …", "compass: …"
+    if not zh and p > 0 and text[p - 1] == "/" and _ends_a_path(text, p):
+        return None  # "cat: /etc/passwd: Permission denied"
     if _in_marker(text, p):
         return None  # "[REDACTED:url_password]"
     m = (_ZH_PASSWORD if zh else _PASSWORD_PHRASE).match(text, p)
@@ -646,7 +727,7 @@ def _command_passwords(text: str, lower: str, counts: Counter) -> list[Span]:
     if "sshpass" in lower or "docker" in lower:
         found += _SSHPASS_P.finditer(text)
     if "-u" in text:
-        found += (m for m in _at_all(_USER_COLON, text, "-u") if m.start() == 0 or text[m.start() - 1].isspace())
+        found += _at_all(_USER_COLON, text, "-u", _user_flag_start)
     for m in found:
         value = m["value"]
         if _R in value or _is_harmless_value(value):
@@ -656,11 +737,22 @@ def _command_passwords(text: str, lower: str, counts: Counter) -> list[Span]:
     return spans
 
 
-def _at_all(pattern: LazyPattern, text: str, anchor: str) -> list[re.Match]:
-    """``pattern.match`` at each ``anchor``: a literal scan, not a regex scan of the text."""
+def _user_flag_start(text: str, i: int) -> int:
+    """``i``: where "-u" is. Where its flag starts ("--user" one earlier), or -1 when the
+    flag does not start a word."""
+    if i > 0 and text[i - 1] == "-":
+        i -= 1
+    return i if i == 0 or text[i - 1].isspace() else -1
+
+
+def _at_all(pattern: LazyPattern, text: str, anchor: str,
+            start: Callable[[str, int], int] | None = None) -> list[re.Match]:
+    """``pattern.match`` at each ``anchor``: a literal scan, not a regex scan of the text.
+    ``start``: where to match from, given the anchor's position (-1: nowhere)."""
     out, i = [], text.find(anchor)
     while i >= 0:
-        m = pattern.match(text, i)
+        at = i if start is None else start(text, i)
+        m = pattern.match(text, at) if at >= 0 else None
         if m is not None:
             out.append(m)
         i = text.find(anchor, i + 1)
@@ -669,6 +761,8 @@ def _at_all(pattern: LazyPattern, text: str, anchor: str) -> list[re.Match]:
 
 # in a URL: ?token=…&sig=… query values, and login / reset / invite links' path tokens
 _QUERY_PARAM = LazyPattern(r"(?P<name>[A-Za-z0-9_.-]{1,48})=(?P<value>[^&#\s\"'<>)\]]{4,})")
+_QUERY_PARAM_ENCODED = LazyPattern(r"(?P<name>[A-Za-z0-9_.-]{1,48})%3[Dd]"
+                                   r"(?P<value>(?:[^&#\s\"'<>)\]%]|%(?!2[36]|3[Ff])[0-9A-Fa-f]{2}){4,})")
 _QUERY_SECRET = LazyPattern(
     r"(?i)(?:.*[_.-])?(?:token|key|apikey|secret|password|passwd|pass|pwd|sig|signature|code|auth|credential|"
     r"otp|ticket|session|sessionid|sid|jwt|hash|magic|nonce|invite|login)"
@@ -680,16 +774,19 @@ _LINK_TOKEN = LazyPattern(
 )
 
 
-def _url_tokens(text: str, counts: Counter) -> list[Span]:
+def _url_tokens(text: str, lower: str, counts: Counter) -> list[Span]:
     spans: list[Span] = []
-    for sep in ("?", "&"):
-        i = text.find(sep)
+    # a URL inside a URL's query is percent-encoded: "%3F"/"%26" part its parameters, "%3D" is "="
+    seps = (("?", 1, _QUERY_PARAM), ("&", 1, _QUERY_PARAM), ("%3f", 3, _QUERY_PARAM_ENCODED),
+            ("%26", 3, _QUERY_PARAM_ENCODED))
+    for sep, n, pattern in seps if "%3d" in lower else seps[:2]:
+        i = lower.find(sep)
         while i >= 0:
-            m = _QUERY_PARAM.match(text, i + 1)
+            m = pattern.match(text, i + n)
             if m is not None and _QUERY_SECRET.fullmatch(m["name"]) and not _is_harmless_value(m["value"]):
                 counts["url_token"] += 1
                 spans.append((m.start("value"), m.end("value"), _mark("url_token")))
-            i = text.find(sep, i + 1)
+            i = lower.find(sep, i + 1)
     if "://" in text:
         for m in _LINK_TOKEN.finditer(text):
             if _looks_random(m["value"]) and _R not in m["value"]:
@@ -745,8 +842,8 @@ def _more_spans(text: str, lower: str, chars: frozenset, counts: Counter) -> lis
             spans += _at_anchors(text, anchor, lambda p: _password_phrase(text, p, counts, zh=True))
     if "-" in text:
         spans += _command_passwords(text, lower, counts)
-    if "=" in text or "://" in text:
-        spans += _url_tokens(text, counts)
+    if "=" in text or "://" in text or "%3d" in lower:
+        spans += _url_tokens(text, lower, counts)
     if "telegram" in lower:
         for m in _TELEGRAM_ID.finditer(text):
             counts["chat_id"] += 1
@@ -855,7 +952,7 @@ _ANCHORS = {h for rule in _RULES for h in rule.hints} | {h for hints in _DS_HINT
     "aws_access_key]", "://", ":", "=", "--", "@", "-p", "-u"}
 _ANCHORS_BY_FIRST = {c: tuple(sorted(a for a in _ANCHORS if a[0] == c)) for c in {a[0] for a in _ANCHORS}}
 _ANCHOR_FIRSTS = frozenset(_ANCHORS_BY_FIRST)
-_ANCHORS_ANY_CASE = ("bearer", "basic", "pass", "pwd", "telegram", "heroku")
+_ANCHORS_ANY_CASE = ("bearer", "basic", "pass", "pwd", "telegram", "heroku", "%3d")
 # the shortest run ``_B64_WORD`` can match, inside a longer run of its characters
 _B64_RUN = LazyPattern(r"[A-Za-z0-9+/=_.-]{12}")
 
