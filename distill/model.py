@@ -144,6 +144,7 @@ class StatusResult(Record, camel=True):
     pending_batches: list[str]
     set_aside: list[SetAsideChunk] = []
     last_run: LastRun | None = None
+    errors: list[str] = []  # what blocks reading (a pending batch whose file is unreadable) and how to fix it
 
 
 # --- what every transcript format produces ------------------------------------------------

@@ -124,6 +124,7 @@ def _status(r) -> str:
     else:
         out.append("last run: never")
     out.append("pending batches: " + (", ".join(r.pending_batches) if r.pending_batches else "none"))
+    out += [f"warning: {e}" for e in r.errors]
     if r.set_aside:
         out.append(f"set-aside chunks: {len(r.set_aside)} (`distill retry` tries them again, "
                    "`distill retry --drop` gives them up)")
