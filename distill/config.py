@@ -50,6 +50,64 @@ def _agent_id(setting: str, value: str) -> None:
         raise ValueError(f"agent id {value!r} in {setting} is not valid: use {AGENT_ID_RULE}")
 
 
+# The range of every numeric setting, checked once here (flags, DISTILL_* and config.toml all
+# arrive through Settings): name -> (lowest allowed, whether the lowest itself is allowed, what
+# the value is). Floats must also be finite (NaN would make a deadline never come, inf wait
+# forever). Bounds a user would expect: max_line_bytes of 0 would skip every line as too long
+# and move the cursor past it, so it takes at least 4 KiB (the head fingerprint's length; the
+# default is 8 MiB); counts of things to take at least one; waits and ages may be 0 (do not wait,
+# keep nothing); the caps and budgets may be 0 (keep no memory of that scope, send no token).
+_RANGES: dict[str, tuple[float, bool, str]] = {
+    "max_line_bytes": (4096, True, "bytes (4 KiB; the default is 8 MiB)"),
+    "max_turn_chars": (100, True, "characters"),
+    "max_tool_trace_chars": (50, True, "characters"),
+    "max_messages_per_agent": (1, True, "messages"),
+    "state_lock_wait": (0, True, "seconds"),
+    "batch_retention_days": (0, True, "days"),
+    "embed_dimensions": (1, True, "dimensions"),
+    "embed_batch_size": (1, True, "texts per call"),
+    "store_lock_timeout": (0, True, "seconds"),
+    "store_compact_small_fragments": (1, True, "fragments"),
+    "store_cleanup_grace_minutes": (0, True, "minutes"),
+    "store_vector_index_min_rows": (0, True, "rows"),
+    "llm_timeout": (0, False, "seconds"),
+    "llm_max_output_tokens": (1, True, "tokens"),
+    "llm_concurrency": (1, True, "calls at once"),
+    "chunk_tokens": (1, True, "tokens"),
+    "chunk_overlap_turns": (0, True, "turns"),
+    "max_per_agent": (0, True, "memories"),
+    "max_global": (0, True, "memories"),
+    "token_budget_run": (0, True, "tokens"),
+    "token_budget_day": (0, True, "tokens"),
+    "retry_attempts": (1, True, "attempts"),
+    "retry_max_wait": (0, True, "seconds"),
+    "retry_max_total": (0, True, "seconds"),
+    "worker_quiet_seconds": (0, True, "seconds"),
+    "worker_max_attempts": (1, True, "attempts"),
+    "worker_backoff_seconds": (0, True, "seconds"),
+    "worker_done_retention_days": (0, True, "days"),
+    "worker_compact_interval": (0, True, "seconds"),
+    "worker_stall_seconds": (0, False, "seconds"),
+    "worker_full_pass_interval": (0, True, "seconds (0 = off)"),
+}
+
+
+def _check_ranges(settings: Settings) -> None:
+    for name, (low, inclusive, unit) in _RANGES.items():
+        value = getattr(settings, name)
+        if value is None:
+            continue
+        if value != value or value in (float("inf"), float("-inf")) or value < low or (value == low and not inclusive):
+            kind = "a finite number" if type(Settings._fields[name]) is float else "an integer"
+            raise ValueError(f"{name} (DISTILL_{name.upper()}) = {value!r} is out of range: use {kind} "
+                             f"{'of at least' if inclusive else 'greater than'} {low} {unit}")
+    for embedder, thresholds in settings.dedup.items():
+        for name in getattr(thresholds, "__struct_fields__", ()):
+            value = getattr(thresholds, name)
+            if value is not None and not 0 <= value <= 1:  # NaN fails this too
+                raise ValueError(f"dedup.{embedder}.{name} = {value!r} is out of range: use a number from 0 to 1")
+
+
 class SourceRoot(Record):
     """An extra transcript root (Claude Code, Codex CLI, another OpenClaw tree).
 
@@ -151,6 +209,7 @@ class Settings(Record):
     def __post_init__(self) -> None:
         self.state_dir, self.agents_dir, self.db = _path(self.state_dir), _path(self.agents_dir), _path(self.db)
         _agent_id("distiller_agent_id", self.distiller_agent_id)
+        _check_ranges(self)
 
     @property
     def given(self) -> frozenset[str]:

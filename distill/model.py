@@ -146,7 +146,9 @@ class StatusResult(Record, camel=True):
     pending_batches: list[str]
     set_aside: list[SetAsideChunk] = []
     last_run: LastRun | None = None
-    errors: list[str] = []  # discovery's warnings: a folder that cannot be listed, a missing root, …
+    # warnings: discovery's (a folder that cannot be listed, a missing root, …), and what blocks
+    # reading (a pending batch whose file is unreadable) with how to fix it
+    errors: list[str] = []
 
 
 # --- what every transcript format produces ------------------------------------------------

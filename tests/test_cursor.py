@@ -44,6 +44,59 @@ def test_damaged_cursor_stops_run_without_touching_anything(tmp_path):
     assert s.state.cursor.read_bytes() == b"{garbage" and not s.state.batches.exists()
 
 
+@pytest.mark.parametrize("damage, field", [
+    (lambda e: e.pop("agent"), "field 'agent' is missing"),
+    (lambda e: e.update(headLen="x"), "field 'headLen' is 'x'"),
+    (lambda e: e.update(headLen=10**15), "field 'headLen'"),
+    (lambda e: e.update(pending={"b": [1]}), "field 'pending' of batch 'b' is [1]"),
+    (lambda e: e.update(pending={"b": [9, 3, 0]}), "field 'pending' of batch 'b'"),
+    (lambda e: e.update(pending=[]), "field 'pending' is []"),
+    (lambda e: e.update(offset=-5), "field 'offset' is -5"),
+    (lambda e: e.update(offset=1.5), "field 'offset' is 1.5"),
+    (lambda e: e.update(size="big"), "field 'size'"),
+    (lambda e: e.pop("mtime"), "field 'mtime' is missing"),
+    (lambda e: e.update(format=3), "field 'format' is 3"),
+    (lambda e: e.update(head=None, headLen=10), "field 'head' is None"),
+    (lambda e: e.update(skip="yes"), "field 'skip' is 'yes'"),
+    (lambda e: e.update(archived=[]), "field 'archived' is []"),
+])
+def test_a_wrong_field_in_a_cursor_entry_stops_run_naming_file_entry_and_field(tmp_path, damage, field):
+    """Every field the read side uses is checked at load: no KeyError / TypeError / OSError
+    traceback from deep in a run, and nothing is read or moved."""
+    import json
+
+    s = settings_for(tmp_path)
+    f = session(tmp_path)
+    f.write_bytes(header() + msg(fact(1)))
+    cli(s, "run")
+    cli(s, "abort", "--batch-file", str(next(s.state.batches.glob("*.json"))))
+    data = json.loads(s.state.cursor.read_bytes())
+    (key, entry), = data["files"].items()
+    damage(entry)
+    s.state.cursor.write_text(json.dumps(data))
+    before = s.state.cursor.read_bytes()
+    for args in (["run"], ["run", "--json"], ["status"]):
+        p = cli(s, *args, check=False)
+        out = p.stderr + p.stdout
+        assert p.returncode == 1 and "Traceback" not in out, out
+        assert str(s.state.cursor) in out and f"entry {key!r} is malformed" in out and field in out, out
+        assert "Fix that field by hand, or delete the entry" in out
+    assert s.state.cursor.read_bytes() == before
+    assert len(list(s.state.batches.glob("*.json"))) == 0
+
+
+def test_entries_distill_writes_pass_the_check(tmp_path):
+    from distill.tails.cursor import entry_problem
+
+    e = new_entry("/x.jsonl", "main", None)
+    assert entry_problem(e) is None
+    e.update(offset=7, skip=True, rewritten=True, archived=False, pending={"b1": [7, 9, 1]}, head="ab", headLen=7)
+    assert entry_problem(e) is None
+    c = Cursor(tmp_path / "cursor.json", {"1:2": e})
+    c.save()
+    assert Cursor.load(tmp_path / "cursor.json").files == c.files
+
+
 def test_seen_turns_are_kept_per_file(tmp_path):
     seen = SeenTurns(tmp_path / "cursor.json")
     seen.add("1:2", [turn_digest("user", "a"), turn_digest("assistant", "b")])

@@ -517,3 +517,49 @@ def test_auto_format_detection_copes_with_a_long_first_line(tmp_path):
     (tmp_path / "none").mkdir()  # an agents_dir that is given and missing is a warning of its own
     res, b = run(load_settings(state_dir=state, agents_dir=tmp_path / "none"))
     assert texts(b) == [fact(1)] and not res.errors
+
+
+def test_a_corrupt_pending_batch_file_is_reported_and_abort_releases_it(tmp_path):
+    """A pending batch whose file is garbage must not stall its transcripts silently: run and
+    status say it is unreadable and how to release it, and abort releases it by its id."""
+    import json
+
+    s = settings_for(tmp_path)
+    f = session(tmp_path)
+    f.write_bytes(header() + msg(fact(1)))
+    res, _ = run(s)
+    bf = Path(res.batch_file)
+    bf.write_bytes(b"garbage\n")
+    advice = f"`distill abort --batch-file {bf}`"
+    for args in (["run"], ["status"]):
+        p = cli(s, *args)
+        assert "is unreadable" in p.stdout and advice in p.stdout, p.stdout
+    out = json.loads(cli(s, "--json", "run").stdout)
+    assert out["action"] == "pending" and out["summary"]["counters"]["pending_batch_unreadable"] == 1
+    assert any(advice in e for e in out["errors"])
+    assert any(advice in e for e in json.loads(cli(s, "--json", "status").stdout)["errors"])
+    p = cli(s, "commit", "--batch-file", str(bf), check=False)
+    assert p.returncode == 1 and advice in p.stderr and "Traceback" not in p.stderr
+    p = cli(s, "abort", "--batch-file", str(bf))
+    assert p.stdout.startswith("aborted: 1 files")
+    assert not bf.exists() and (s.state.aborted / bf.name).read_bytes() == b"garbage\n"
+    assert not Cursor.load(s.state.cursor).pending_batch_ids()
+    res, b = run(s)  # the bytes are read again: nothing lost
+    assert texts(b) == [fact(1)] and not res.errors
+
+
+def test_abort_of_an_unreadable_file_that_is_not_pending_releases_nothing(tmp_path):
+    s = settings_for(tmp_path)
+    f = session(tmp_path)
+    f.write_bytes(header() + msg(fact(1)))
+    res, _ = run(s)
+    stray = s.state.batches / "not-a-batch.json"
+    stray.write_bytes(b"{}")
+    p = cli(s, "abort", "--batch-file", str(stray), check=False)
+    assert p.returncode == 1 and "nothing to release: move the file away" in p.stderr and "Traceback" not in p.stderr
+    assert Cursor.load(s.state.cursor).pending_batch_ids() == {Path(res.batch_file).stem} and stray.exists()
+    # a garbage file elsewhere named like the pending batch does not release it either
+    elsewhere = tmp_path / Path(res.batch_file).name
+    elsewhere.write_bytes(b"garbage")
+    p = cli(s, "abort", "--batch-file", str(elsewhere), check=False)
+    assert p.returncode == 1 and Cursor.load(s.state.cursor).pending_batch_ids() == {Path(res.batch_file).stem}

@@ -100,3 +100,61 @@ def test_given_names_the_settings_a_layer_set(state, monkeypatch):
     assert {"embedder", "db", "state_dir"} <= s.given
     variant = s.replace(read_archives=True)
     assert variant.read_archives and not s.read_archives and {"embedder", "read_archives"} <= variant.given
+
+
+_OUT_OF_RANGE = """
+max_line_bytes 0 at least 4096 bytes | max_line_bytes -1 at least 4096 bytes | max_messages_per_agent -1 at least 1
+max_messages_per_agent 0 at least 1 | batch_retention_days -1 at least 0 | state_lock_wait nan finite number
+state_lock_wait inf finite number | state_lock_wait -1 at least 0 | llm_timeout 0 greater than 0
+retry_attempts 0 at least 1 | store_lock_timeout nan finite number | embed_dimensions 0 at least 1
+worker_stall_seconds 0 greater than 0
+"""
+
+
+@pytest.mark.parametrize("name, value, words", [tuple(case.strip().split(" ", 2))
+                                                 for case in _OUT_OF_RANGE.replace("\n", "|").split("|") if case.strip()])
+def test_a_numeric_setting_out_of_range_is_refused_from_every_layer(state, monkeypatch, name, value, words):
+    """One check for env, config.toml and flags: a value that would silently lose data or hang
+    (max_line_bytes=0 skips every line as too long; a NaN lock wait never ends) is refused."""
+    def refused(**flags):
+        with pytest.raises(ConfigError) as err:
+            load_settings(**flags)
+        msg = str(err.value)
+        assert name in msg and f"DISTILL_{name.upper()}" in msg and "out of range" in msg and words in msg, msg
+
+    monkeypatch.setenv(f"DISTILL_{name.upper()}", value)
+    refused()
+    monkeypatch.delenv(f"DISTILL_{name.upper()}")
+    toml_value = {"nan": "nan", "inf": "inf"}.get(value, value)
+    (state / "config.toml").write_text(f"{name} = {toml_value}\n")
+    refused()
+    (state / "config.toml").write_text("")
+    refused(**{name: float(value) if value in ("nan", "inf") or "." in value else int(value)})
+
+
+def test_every_numeric_setting_has_a_range(state):
+    from distill.config import _RANGES, Settings
+
+    numeric = {n for n, d in Settings._fields.items()
+               if type(d) in (int, float) or n in ("embed_dimensions", "llm_max_output_tokens")}
+    assert numeric == set(_RANGES)
+    s = load_settings(max_line_bytes=4096, max_messages_per_agent=1, batch_retention_days=0, state_lock_wait=0,
+                      max_global=0, token_budget_run=0, worker_full_pass_interval=0)
+    assert (s.max_line_bytes, s.max_messages_per_agent, s.batch_retention_days) == (4096, 1, 0)
+
+
+def test_a_dedup_threshold_outside_0_to_1_is_refused(state):
+    (state / "config.toml").write_text("[dedup.local]\ncosine = 1.5\n")
+    with pytest.raises(ConfigError, match=r"dedup\.local\.cosine = 1\.5 is out of range"):
+        load_settings()
+
+
+def test_cli_refuses_max_line_bytes_0_with_exit_2_and_reads_nothing(state, tmp_path, monkeypatch):
+    from tail_helpers import fact, header, msg, run_main
+
+    f = tmp_path / "agents" / "main" / "sessions" / "s1.jsonl"
+    f.parent.mkdir(parents=True)
+    f.write_bytes(header() + msg(fact(1)))
+    p = run_main(["--agents-dir", str(tmp_path / "agents"), "run"], env={"DISTILL_MAX_LINE_BYTES": "0"})
+    assert p.returncode == 2 and "max_line_bytes" in p.stderr and "Traceback" not in p.stderr
+    assert not (state / "cursor.json").exists()

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from distill.backfill import run_backfill
 from distill.enqueue import enqueue
 from distill.pipeline import run_distill
@@ -55,3 +57,47 @@ def test_every_path_in_the_state_directory_is_named_by_state_dir(tmp_path):
             assert p in (chunks_file(batch), distilling_lock(batch)), p
             continue
         raise AssertionError(f"{p} is not a path distill.tails.state names")
+
+
+def test_a_state_dir_that_is_a_file_is_one_clear_message_for_every_command(tmp_path):
+    """No FileExistsError / NotADirectoryError traceback from the lock or the queue: every
+    command (the hook's fast path too) says the state dir is a file, and writes nothing."""
+    import json
+
+    from tests.tail_helpers import run_main
+
+    sf = tmp_path / "sf"
+    sf.write_text("not a folder\n")
+    f = session(tmp_path)
+    f.write_bytes(header() + msg(fact(1)))
+    agents = ["--agents-dir", str(tmp_path / "agents")]
+    for flags, words in ((["--state-dir", str(sf)], f"--state-dir {sf} is a file, not a folder"),
+                         (["--state-dir", str(sf / "sub")], f"--state-dir {sf / 'sub'} lies inside a file")):
+        for cmd in (["run"], ["init"], ["commit", "--batch-file", str(tmp_path / "b.json")],
+                    ["abort", "--batch-file", str(tmp_path / "b.json")], ["backfill"], ["--json", "run"],
+                    ["status"], ["enqueue", "--agent", "main", "--session-file", str(f)],
+                    ["--json", "enqueue", "--agent", "main", "--session-file", str(f)]):
+            p = run_main([*flags, *agents, *cmd])
+            assert p.returncode == 2, (cmd, p.stdout, p.stderr)
+            assert words in p.stderr and "Traceback" not in p.stderr + p.stdout, (cmd, p.stderr)
+            if "--json" in cmd:
+                assert words in json.loads(p.stdout)["error"]
+    assert sf.read_text() == "not a folder\n" and sorted(tmp_path.iterdir()) == [tmp_path / "agents", sf]
+
+
+def test_a_state_dir_that_is_a_file_is_named_by_where_it_was_set(tmp_path, monkeypatch):
+    from distill.config import load_settings
+    from distill.errors import ConfigError
+    from distill.settings.hook import load_hook_config
+
+    sf = tmp_path / "sf"
+    sf.touch()
+    monkeypatch.setenv("DISTILL_STATE_DIR", str(sf))
+    with pytest.raises(ConfigError, match=f"DISTILL_STATE_DIR {sf} is a file, not a folder: point DISTILL_STATE_DIR"):
+        load_settings()
+    assert load_hook_config() is None  # the hook defers to the full settings' message
+    monkeypatch.delenv("DISTILL_STATE_DIR")
+    monkeypatch.setenv("DISTILL_CONFIG", str(tmp_path / "c.toml"))
+    (tmp_path / "c.toml").write_text(f'state_dir = "{sf}"\n')
+    with pytest.raises(ConfigError, match=f"state_dir in {tmp_path / 'c.toml'} {sf} is a file"):
+        load_settings()

@@ -124,6 +124,7 @@ def _status(r) -> str:
     else:
         out.append("last run: never")
     out.append("pending batches: " + (", ".join(r.pending_batches) if r.pending_batches else "none"))
+    out += [f"warning: {e}" for e in r.errors]
     if r.set_aside:
         out.append(f"set-aside chunks: {len(r.set_aside)} (`distill retry` tries them again, "
                    "`distill retry --drop` gives them up)")
@@ -139,7 +140,6 @@ def _status(r) -> str:
             if f.agent_id == a.agent_id and (f.behind or f.pending or f.state not in ("tracked",)):
                 extra = f" [pending {', '.join(f.pending)}]" if f.pending else ""
                 out.append(f"  {f.path}: {format_size(f.behind)} behind, {f.state}{extra}")
-    out += [f"warning: {e}" for e in r.errors]
     return "\n".join(out)
 
 

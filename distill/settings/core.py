@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 
 from ..errors import ConfigError
 
@@ -63,7 +64,32 @@ def gather(names, *, json_names=(), flags: dict | None = None, strict: bool = Fa
     for key in TOML_PATH_KEYS:
         if isinstance(values.get(key), (str, os.PathLike)):
             values[key] = os.path.expanduser(os.fspath(values[key]))
+    if "state_dir" in names:
+        where = ("--state-dir" if "state_dir" in flags else "DISTILL_STATE_DIR" if "distill_state_dir" in env
+                 else f"state_dir in {config_path}" if "state_dir" in toml else "the default state directory")
+        check_state_dir(values.get("state_dir", DEFAULT_STATE_DIR), where)
     return values, config_path
+
+
+def check_state_dir(state_dir, where: str) -> None:
+    """Refuse a state directory that is a file (or lies under one): every command would fail on
+    it with an OS error from wherever it first touched it. A missing one is fine (created when
+    written). One ``stat``: the hook's fast path pays it too."""
+    if not isinstance(state_dir, (str, os.PathLike)):
+        return  # a wrong type: the settings model names it
+    try:
+        st = os.stat(state_dir)
+    except NotADirectoryError:
+        what = "lies inside a file"
+    except OSError:
+        return
+    else:
+        if stat.S_ISDIR(st.st_mode):
+            return
+        what = "is a file, not a folder"
+    how = "--state-dir or DISTILL_STATE_DIR" if where.startswith("the default") else where.split(" in ")[0]
+    raise ConfigError(f"{where} {os.fspath(state_dir)} {what}: point {how} at a folder (it is created if "
+                      "missing), or move the file away")
 
 
 def config_file(state_dir: str | os.PathLike | None) -> str:

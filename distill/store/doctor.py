@@ -80,7 +80,7 @@ def index_info(idx) -> IndexInfo:
 
 
 def diagnose(settings: "Settings") -> DoctorReport:
-    db = tbl.connect(settings.db)
+    db = tbl.connect(settings.db, create=False)  # read-only: a missing store is not created
     table = tbl.open_table(db, settings.table)
     if table is None:
         raise ConfigError(f"there is no table {settings.table!r} in {settings.db}: nothing to check")
@@ -136,8 +136,8 @@ def migrate(settings: "Settings") -> MigrateReport:
     """
     from .memory import MemoryStore
 
-    db = tbl.connect(settings.db)
-    if tbl.open_table(db, settings.table) is None:
+    db = tbl.connect(settings.db, create=False)
+    if db is None or tbl.open_table(db, settings.table) is None:
         raise ConfigError(f"there is no table {settings.table!r} in {settings.db} to migrate")
     table_dir = Path(settings.db) / f"{settings.table}.lance"
     with MemoryStore._lock(settings):

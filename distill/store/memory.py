@@ -72,7 +72,7 @@ class MemoryStore:
         search, show, export, doctor) never creates a table or an index: the table's version
         is the same after as before.
         """
-        db = tbl.connect(settings.db)
+        db = tbl.connect(settings.db, create=not read_only)
         table = tbl.open_table(db, settings.table)
         if table is None and read_only:
             raise ConfigError(f"there is no table {settings.table!r} in {settings.db} yet: nothing has been "

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import lancedb
 import pyarrow as pa
@@ -46,9 +46,19 @@ def new_schema(dim: int) -> pa.Schema:
     ])
 
 
-def connect(db_path: Path) -> "lancedb.DBConnection":
-    """``read_consistency_interval=0``: every read sees the latest commit of any process."""
-    Path(db_path).mkdir(parents=True, exist_ok=True)
+@overload
+def connect(db_path: Path) -> "lancedb.DBConnection": ...
+@overload
+def connect(db_path: Path, *, create: bool) -> "lancedb.DBConnection | None": ...
+def connect(db_path: Path, *, create: bool = True) -> "lancedb.DBConnection | None":  # noqa: E302
+    """``read_consistency_interval=0``: every read sees the latest commit of any process.
+
+    ``create=False`` (read-only commands, and those that need an existing table): a folder
+    that does not exist is not created; None says there is no store there."""
+    if create:
+        Path(db_path).mkdir(parents=True, exist_ok=True)
+    elif not Path(db_path).is_dir():
+        return None
     return lancedb.connect(str(db_path), read_consistency_interval=timedelta(0))
 
 
@@ -58,7 +68,8 @@ def table_names(db) -> list[str]:
 
 
 def open_table(db, name: str):
-    return db.open_table(name) if name in table_names(db) else None
+    """The table, or None if it (or the store: ``db`` None) does not exist."""
+    return db.open_table(name) if db is not None and name in table_names(db) else None
 
 
 def create_table(db, name: str, dim: int, file_format: str = "2.0"):

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from ..atomic import move, write_bytes
 from ..config import Settings
-from ..errors import DistillError
+from ..errors import DistillError, SchemaMismatch
 from ..lock import FileLock
 from ..model import BATCH_VERSION, BatchResult, LastRun, RunSummary, decode
 from ..record import encode_json
@@ -86,9 +86,42 @@ def load_batch(path: Path) -> Batch:
         data = Path(path).read_bytes()
     except FileNotFoundError:
         raise DistillError(f"batch file {path} does not exist") from None
+    except OSError as exc:
+        raise SchemaMismatch(f"cannot read batch file {path}: {exc.strerror}; {_RELEASE.format(path=path)}") from exc
     from ..structs import Batch  # msgspec: only where a batch is
 
-    return decode(data, Batch, f"batch file {path} is not a distill batch: {{error}}")
+    return decode(data, Batch, f"batch file {path} is not a distill batch: {{error}}; {_RELEASE.format(path=path)}")
+
+
+_IF_PENDING = "if it is a pending batch"
+_RELEASE = _IF_PENDING + (", `distill abort --batch-file {path}` releases its ranges "
+                          "(the next run reads those bytes again)")
+
+
+def unreadable_pending(settings: Settings, cursor: Cursor) -> list[str]:
+    """A warning for each batch pending in ``cursor`` whose file is there but cannot be read as
+    a batch: its transcripts wait on it until it is aborted (a missing one is released by the
+    next run, see :func:`_reconcile`)."""
+    out = []
+    for bid in sorted(cursor.pending_batch_ids()):
+        path = settings.state.batch(bid).absolute()
+        if not path.exists():
+            continue
+        try:
+            load_batch(path)
+        except DistillError as exc:
+            n = len(cursor.entries_pending_on(bid))
+            out.append(f"pending batch {bid} is unreadable, {n} file(s) wait on it: {exc}")
+    return out
+
+
+def _cursor_pending_on(settings: Settings, batch_id: str) -> Cursor | None:
+    """The cursor (the main one, or backfill's) in which ``batch_id`` is pending, if any."""
+    for path in (settings.state.cursor.absolute(), settings.state.backfill_cursor.absolute()):
+        cursor = Cursor.load(path)
+        if batch_id in cursor.pending_batch_ids():
+            return cursor
+    return None
 
 
 def _cursor_path_of(settings: Settings, batch: Batch) -> Path:
@@ -229,6 +262,11 @@ def _finish(settings: Settings, cursor: Cursor, walk: TailWalk, cpath: Path, t0:
     if walk.dirty:
         cursor.save()
     pending = [str(settings.state.batch(b).absolute()) for b in sorted(cursor.pending_batch_ids())]
+    if pending:
+        unreadable = unreadable_pending(settings, cursor)
+        if unreadable:
+            walk.counters["pending_batch_unreadable"] += len(unreadable)
+            walk.errors += unreadable
     action = "created" if batch_file else ("pending" if pending else "noop")
     summary = RunSummary(action=action, files=walk.files, bytes=walk.bytes, turns=turns,
                          seconds=time.monotonic() - t0, counters=dict(walk.counters))
@@ -445,7 +483,10 @@ def abort_batch(settings: Settings, batch_file: Path) -> RunSummary:
     """Release a batch's pending ranges: the next run reads those bytes again."""
     t0 = time.monotonic()
     with state_lock(settings):
-        batch, where = _locate(settings, batch_file)
+        try:
+            batch, where = _locate(settings, batch_file)
+        except SchemaMismatch as exc:
+            return _abort_unreadable(settings, Path(batch_file), exc, t0)
         if where == "done":
             raise DistillError(f"batch {batch.batch_id} is already committed; it cannot be aborted")
         files = nbytes = 0
@@ -457,6 +498,26 @@ def abort_batch(settings: Settings, batch_file: Path) -> RunSummary:
             move(settings.state.batch(batch.batch_id), settings.state.aborted / f"{batch.batch_id}.json")
             chunks_file(settings.state.batch(batch.batch_id)).unlink(missing_ok=True)
     return RunSummary(action="aborted", files=files, bytes=nbytes, seconds=time.monotonic() - t0)
+
+
+def _abort_unreadable(settings: Settings, batch_file: Path, error: SchemaMismatch, t0: float) -> RunSummary:
+    """Abort a pending batch whose file cannot be read: the cursor knows its ranges by the
+    batch id (the file's name), so they are released all the same, and the file is moved to
+    ``batches/aborted/``. Anything else unreadable is not ours to release: the error stands."""
+    bid = batch_file.name[:-len(".json")] if batch_file.name.endswith(".json") else batch_file.name
+    own = settings.state.batch(bid)
+    given = batch_file if batch_file.exists() else own
+    cursor = _cursor_pending_on(settings, bid) if given.exists() and own.exists() and given.samefile(own) else None
+    if cursor is None:
+        why = str(error).split("; " + _IF_PENDING, 1)[0]
+        raise SchemaMismatch(f"{why}; no batch {bid!r} is pending in {settings.state.cursor} (nor in backfill's "
+                             "cursor), so there is nothing to release: move the file away") from error
+    files, nbytes = _release(cursor, bid)
+    cursor.save()
+    move(own, settings.state.aborted / own.name)
+    chunks_file(own).unlink(missing_ok=True)
+    return RunSummary(action="aborted", files=files, bytes=nbytes, seconds=time.monotonic() - t0,
+                      counters={"unreadable_batch_released": 1})
 
 
 # --- housekeeping -------------------------------------------------------------------------

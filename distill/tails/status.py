@@ -52,8 +52,16 @@ def tail_status(settings: Settings, cursor_path: Path | None = None) -> StatusRe
         pending_batches=[str(settings.state.batches.absolute() / f"{b}.json") for b in sorted(cursor.pending_batch_ids())],
         set_aside=_set_aside(settings, cursor),
         last_run=_last_run(settings),
-        errors=errors,
+        errors=errors + _unreadable(settings, cursor),
     )
+
+
+def _unreadable(settings: Settings, cursor: Cursor) -> list[str]:
+    if not cursor.pending_batch_ids():
+        return []
+    from .ledger import unreadable_pending  # only when something is pending
+
+    return unreadable_pending(settings, cursor)
 
 
 def _set_aside(settings: Settings, cursor: Cursor) -> list[SetAsideChunk]:
