@@ -244,6 +244,7 @@ def run_backfill(settings: Settings, *, agent: str | None = None, since: str | N
             progress=watch.tick,
         )
         watch.finish(summary.memories_added)
+        report.errors += [e for e in summary.errors if e not in report.errors]  # what the reads met
         report.action, report.summary = "backfilled", summary
         return report
     finally:

@@ -68,6 +68,7 @@ class RunSummary(Record):
     tokens: int = 0
     seconds: float = 0.0
     counters: dict[str, int] = {}
+    errors: list[str] = []  # warnings, each naming a file or setting and what to do
 
     def dropped(self) -> dict[str, int]:
         """Candidates found but not stored, by reason (every one is counted somewhere)."""

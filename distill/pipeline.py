@@ -43,6 +43,7 @@ from .lock import FileLock
 from .model import Batch, BatchProgress, ChunkState, RunSummary
 
 MAX_BATCHES_PER_RUN = 1000
+MAX_WARNINGS = 20  # a summary names this many problems; the counters count them all
 Progress = Callable[[str, int, int], None]  # (stage: "map" | "store" | "commit", done, total)
 
 
@@ -251,6 +252,15 @@ def _add(total: RunSummary, part: RunSummary) -> None:
     for name in ("files", "bytes", "turns", "memories_added", "memories_duplicate", "llm_calls", "tokens"):
         setattr(total, name, getattr(total, name) + getattr(part, name))
     total.counters = dict(Counter(total.counters) + Counter(part.counters))
+    _warn(total, part.errors)
+
+
+def _warn(total: RunSummary, errors: list[str]) -> None:
+    """Keep a run's warnings (each once, the first ``MAX_WARNINGS``): a run that distils many
+    batches meets the same unreadable folder in each."""
+    for e in errors:
+        if e not in total.errors and len(total.errors) < MAX_WARNINGS:
+            total.errors.append(e)
 
 
 def distill_batch_file(settings: Settings, path: Path, *, commit: bool,
@@ -293,14 +303,16 @@ def run_distill(settings: Settings, *, only_files: set[Path] | None = None,
             try:
                 part = _process(settings, Path(path), extractor=extractor, budget=budget, commit=True,
                                 progress=progress)
-            except SchemaMismatch:  # a damaged batch file must not stall every later run
+            except SchemaMismatch as exc:  # a damaged batch file must not stall every later run
                 total.counters["batches_unreadable"] = total.counters.get("batches_unreadable", 0) + 1
+                _warn(total, [str(exc)])
                 continue
             committed += part.action in ("committed", "partial")
             _add(total, part)
         for _ in range(MAX_BATCHES_PER_RUN):
             made = create_batch(settings, only_files=only_files, file_filter=file_filter,
                                 cursor_path=cursor_path, read_limit=read_limit)
+            _warn(total, made.errors)
             if made.action != "created" or not made.batch_file:
                 break
             part = _process(settings, Path(made.batch_file), extractor=extractor, budget=budget, commit=True,

@@ -68,6 +68,20 @@ def test_an_agent_folder_in_a_symlink_loop_is_reported_and_every_other_agent_rea
     assert dry.returncode == 0 and any(str(loop) in e for e in orjson.loads(dry.stdout)["errors"])
 
 
+def test_run_distill_names_what_it_could_not_read(tmp_path):
+    """The cron job and the README's first command: `run --distill` says what plain `run`
+    says about a folder it cannot list, not only a counter in --json."""
+    s = settings_for(tmp_path, db=tmp_path / "db")
+    session(tmp_path, agent="good").write_bytes(header() + msg(fact(1, "good")))
+    loop = tmp_path / "agents" / "loop"
+    loop.symlink_to(loop)
+    p = cli(s, "--db", str(tmp_path / "db"), "run", "--distill", env={"DISTILL_LLM": "rules"})
+    assert p.returncode == 0 and p.stdout.startswith("committed: 1 files"), p.stdout
+    assert f"warning: {loop}" in p.stdout, p.stdout
+    last = orjson.loads(cli(s, "status", "--json").stdout)["lastRun"]["summary"]
+    assert any(str(loop) in e for e in last["errors"])
+
+
 def test_an_agent_symlink_into_a_folder_that_cannot_be_searched_keeps_its_files(tmp_path):
     s = settings_for(tmp_path)
     session(tmp_path, agent="good").write_bytes(header() + msg(fact(1, "good")))

@@ -71,7 +71,7 @@ def set_aside_note(s) -> str:
 
 
 def _summary_lines(s) -> str:
-    return "\n".join(filter(None, [summary_line(s), set_aside_note(s)]))
+    return "\n".join(filter(None, [summary_line(s), set_aside_note(s), *(f"warning: {e}" for e in s.errors)]))
 
 
 @renders("StepResult")
