@@ -158,14 +158,13 @@ def _backfill(r) -> str:
                  f"{e.output_tokens_max:,} answer tokens ({e.provider})" if e.provider != "rules"
                  else "0 LLM calls, 0 tokens (the rules provider runs offline)")
         lines.append(f"estimate: {e.turns} turns, {e.chunks} chunks, {calls}; nothing was spent")
-        return "\n".join(lines)
-    if r.action == "noop":
-        return "nothing to backfill: every selected file is read up to where the main cursor stood"
-    if r.summary is None:
+    elif r.action == "noop":
+        lines = ["nothing to backfill: every selected file is read up to where the main cursor stood"]
+    else:
         from ..model import RunSummary
 
-        return summary_line(RunSummary())
-    return summary_line(r.summary)
+        lines = [summary_line(r.summary or RunSummary())]
+    return "\n".join([*lines, *(f"warning: {w}" for w in r.warnings)])
 
 
 @renders("Queued")
