@@ -17,7 +17,8 @@ deleted session, often most of the history) are read too, read-only and whole (t
 grow), with cursors keyed like any file; ``--no-archives`` or ``backfill_archives = false``
 leaves them out. The hourly run never reads them.
 
-``--agent`` keeps one agent's files; ``--since`` / ``--until`` keep files by their last
+``--agent`` keeps one agent's files (an id outside the agent-id rule is refused; one with no
+transcript here is named in a warning); ``--since`` / ``--until`` keep files by their last
 modification time (a date is a local calendar day, ``--until`` inclusive). ``--dry-run``
 reads the same bytes with the same parsers and chunker and prints what a run would send,
 without calling a model or writing anything.
@@ -38,6 +39,7 @@ import msgspec
 from .atomic import write_json
 from .config import Settings
 from .errors import ConfigError
+from .settings.core import AGENT_ID_RE, AGENT_ID_RULE, agent_refusal
 from .lock import FileLock
 from .model import RunSummary
 from .tails.reader import dry_walks
@@ -76,7 +78,7 @@ class BackfillReport(msgspec.Struct, kw_only=True):
     todo: list[FileTodo] = []
     estimate: Estimate | None = None
     summary: RunSummary | None = None
-    errors: list[str] = []  # warnings: a folder that cannot be listed, a missing root, …
+    errors: list[str] = []  # warnings: a folder that cannot be listed, an --agent with no transcripts, …
 
 
 def parse_when(value: str | None, *, end_of_day: bool = False) -> float | None:
@@ -134,20 +136,23 @@ def _save_plan(settings: Settings, limits: dict[str, int]) -> None:
 
 def select(settings: Settings, limits: dict[str, int], *, agent: str | None, since: float | None,
            until: float | None, save: bool = True, errors: list[str] | None = None,
-           counters: Counter | None = None) -> list[FileTodo]:
+           counters: Counter | None = None, agents_seen: set[str] | None = None) -> list[FileTodo]:
     """The files to read and how far; archives met for the first time get their size as limit
-    (written to the plan unless ``save`` is false). Discovery's warnings go to ``errors``."""
-    from .tails.cursor import Cursor
+    (written to the plan unless ``save`` is false). Discovery's warnings go to ``errors``;
+    ``agents_seen`` is filled with every agent that has a transcript here, whatever the filters."""
     from .tails.discover import discover
+    from .tails.ledger import load_cursor
 
     from .sources import is_archived_session
 
-    own = Cursor.load(settings.state.backfill_cursor)
+    own = load_cursor(settings, settings.state.backfill_cursor)
     out = []
     grown = False
     for sf in discover(settings, counters if counters is not None else Counter(), errors):
         if sf.key not in limits and is_archived_session(os.path.basename(sf.path)):
             limits[sf.key], grown = sf.st.st_size, True  # an archive never grows: all of it is history
+        if agents_seen is not None:
+            agents_seen.add(sf.agent)
         if agent is not None and sf.agent != agent:
             continue
         if (since is not None and sf.st.st_mtime < since) or (until is not None and sf.st.st_mtime > until):
@@ -170,13 +175,13 @@ def estimate(settings: Settings, todo: list[FileTodo], limits: dict[str, int],
     from .distiller.chunking import chunk_batch
     from .distiller.prompts import call_tokens
     from .distiller.schema import output_token_cap
-    from .tails.cursor import Cursor
+    from .tails.ledger import load_cursor
     from .model import BatchAgent
 
     offline = settings.llm == "rules"
     turns = nbytes = nchunks = tokens = 0
     files: set[str] = set()
-    for walk in dry_walks(settings, Cursor.load(settings.state.backfill_cursor), file_filter=_only_todo(todo),
+    for walk in dry_walks(settings, load_cursor(settings, settings.state.backfill_cursor), file_filter=_only_todo(todo),
                           read_limit=_limit(limits)):  # one batch at a time: memory stays one batch's
         turns, nbytes, files = turns + walk.turns, nbytes + walk.bytes, files | walk.files_read
         if errors is not None:  # what the reads met (a file it cannot read, an unknown format), once
@@ -215,11 +220,16 @@ def run_backfill(settings: Settings, *, agent: str | None = None, since: str | N
     read = settings.backfill_archives if archives is None else archives
     settings = settings.replace(read_archives=read)
     since_s, until_s = parse_when(since), parse_when(until, end_of_day=True)
+    if agent is not None and not AGENT_ID_RE.match(agent):
+        raise ConfigError(f"--agent {agent!r} is not an agent id: use {AGENT_ID_RULE}")
     report = BackfillReport(action="noop", agent=agent, since=since, until=until)
+    agents: set[str] = set()
     if dry_run:  # writes nothing at all: no lock file, no plan, no state folder
         limits = record_limits(settings, save=False)
         todo = select(settings, limits, agent=agent, since=since_s, until=until_s, save=False,
-                      errors=report.errors)
+                      errors=report.errors, agents_seen=agents)
+        if agent is not None and agent not in agents:
+            report.errors.append(_unknown_agent(settings, agent, agents))
         report.action, report.todo = "dry-run", todo
         report.estimate, report.files, report.bytes = estimate(settings, todo, limits,  # not the plan's bound
                                                                report.errors)
@@ -228,7 +238,10 @@ def run_backfill(settings: Settings, *, agent: str | None = None, since: str | N
     guard.acquire(timeout=0)  # one backfill at a time; run and the worker interleave per batch
     try:
         limits = record_limits(settings)
-        todo = select(settings, limits, agent=agent, since=since_s, until=until_s, errors=report.errors)
+        todo = select(settings, limits, agent=agent, since=since_s, until=until_s, errors=report.errors,
+                      agents_seen=agents)
+        if agent is not None and agent not in agents:
+            report.errors.append(_unknown_agent(settings, agent, agents))
         report.todo, report.files, report.bytes = todo, len(todo), sum(t.bytes for t in todo)
         from .pipeline import run_distill
 
@@ -249,6 +262,16 @@ def run_backfill(settings: Settings, *, agent: str | None = None, since: str | N
         return report
     finally:
         guard.release()
+
+
+def _unknown_agent(settings: Settings, agent: str, known: set[str]) -> str:
+    """Why ``--agent`` selects no file: it is never read here, or no transcript of it was found."""
+    refusal = agent_refusal(agent, settings.distiller_agent_id, settings.allowed_agent_ids)
+    if refusal:
+        return f"--agent {agent!r} selects no file: {refusal}"
+    return (f"--agent {agent!r} selects no file: no transcript of agent {agent!r} was found (agents with "
+            f"transcripts: {', '.join(sorted(known)) or 'none'}; `distill status` lists them by agent); "
+            "check the name")
 
 
 def _has_pending(settings: Settings) -> bool:

@@ -38,7 +38,7 @@ from .distiller.mapper import ChunkResult, Mapper
 from .distiller.prompts import PROMPT_VERSION
 from .distiller.reduce import Memory, reduce_candidates
 from .distiller.schema import Candidate
-from .errors import ConfigError, DistillError, LockBusy, MapFailed, SchemaMismatch, StoreFailed, TransientError
+from .errors import DistillError, LockBusy, MapFailed, SchemaMismatch, StoreFailed, TransientError
 from .lock import FileLock
 from .model import Batch, BatchProgress, ChunkState, RunSummary
 
@@ -263,17 +263,31 @@ def _warn(total: RunSummary, errors: list[str]) -> None:
             total.errors.append(e)
 
 
+def _own_pending(settings: Settings, batch_file: Path, doing: str) -> Path:
+    """The state dir's own file of the pending batch ``batch_file`` names, or a refusal naming
+    it (a foreign batch, one not there, a folder, one already committed or aborted), before
+    anything is mapped, stored or written: a batch is distilled only where it is pending."""
+    from .tails.ledger import is_pending, locate_batch
+
+    path, batch, where = locate_batch(settings, batch_file)
+    if where != "pending":
+        what, folder = (("committed", settings.state.done) if where == "done"
+                        else ("aborted", settings.state.aborted))
+        raise DistillError(f"batch {batch.batch_id} was already {what} (it is in {folder}); "
+                           f"there is nothing to {doing}")
+    if not is_pending(settings, batch):
+        raise DistillError(
+            f"batch {batch.batch_id} ({path}) is not pending in its cursor: a run crashed before recording it, "
+            f"or its transcript was deleted and the range released; there is nothing to {doing} (the next "
+            "`distill run` moves it to batches/aborted/ and reads its bytes again)")
+    return path
+
+
 def distill_batch_file(settings: Settings, path: Path, *, commit: bool,
                        progress: Progress | None = None) -> RunSummary:
     """``distill distill --batch-file F``: distil one batch made by ``run``; commit it if asked."""
     started = time.monotonic()
-    path = Path(path)
-    if not path.is_file():
-        for folder, what in ((settings.state.done, "committed"), (settings.state.aborted, "aborted")):
-            if (folder / path.name).is_file():
-                raise DistillError(f"batch {path.name} was already {what} "
-                                   f"(it is in {folder}); there is nothing to distil")
-        raise ConfigError(f"batch file {path} does not exist; `distill run` prints the batch file it made")
+    path = _own_pending(settings, Path(path), "distil")
     extractor = make_extractor(settings)
     try:
         summary = _process(settings, path, extractor=extractor, budget=TokenBudget(settings),
@@ -351,7 +365,12 @@ def retry_failed(settings: Settings, *, drop: bool = False, batch_file: Path | N
     what they yield and commit every range no chunk holds any more."""
     started = time.monotonic()
     total = RunSummary(action="noop")
-    paths = [Path(batch_file)] if batch_file else set_aside_batches(settings)
+    if batch_file:  # only a batch pending here, and only for its set-aside chunks
+        path = _own_pending(settings, Path(batch_file), "retry")
+        state = load_progress(path)
+        paths = [path] if state and state.with_status("failed") else []
+    else:
+        paths = set_aside_batches(settings)
     if not paths:
         total.seconds = time.monotonic() - started
         return total

@@ -323,3 +323,44 @@ def test_dry_run_reports_the_plan_the_real_run_then_makes(world):
     assert {t["key"]: t["stop"] for t in dry["todo"]} == limits
     assert len(dry["todo"]) == 2 and a.stat().st_size > limits[next(t["key"] for t in dry["todo"]
                                                                    if t["path"] == str(a))]
+
+
+def test_a_damaged_backfill_cursor_says_to_run_backfill_again(world):
+    """Its advice is backfill's, not the main cursor's: `distill init` would mark the main tails
+    read and lose backfill's history."""
+    write(world, "main", "a", FACTS[:2])
+    s = load_settings()
+    s.state_dir.mkdir(parents=True, exist_ok=True)
+    s.state.backfill_cursor.write_bytes(b"{garbage")
+    for args in (("backfill", "--dry-run"), ("backfill",)):
+        r = cli(*args)
+        assert r.returncode == 1 and "Traceback" not in r.stderr
+        assert str(s.state.backfill_cursor) in r.stderr and "not valid JSON" in r.stderr
+        assert "move it away and run `distill backfill` again" in r.stderr and "distill init" not in r.stderr
+    s.state.cursor.write_bytes(b"{garbage")  # the main cursor keeps its own advice
+    r = cli("run")
+    assert r.returncode == 1 and "`distill init` (start from now)" in r.stderr
+    assert s.state.backfill_cursor.read_bytes() == b"{garbage"
+
+
+def test_an_unknown_agent_is_named_and_an_invalid_one_is_a_usage_error(world, monkeypatch):
+    write(world, "main", "a", FACTS[:1])
+    write(world, "ops", "b", FACTS[1:2])
+    for bad in ("../x", "a/b", "", "x" * 65):
+        r = cli("backfill", "--dry-run", "--agent", bad, process=bad == "../x")
+        assert r.returncode == 2 and "is not an agent id" in r.stderr and "[A-Za-z0-9._-]" in r.stderr, r.stderr
+    assert not (world / "state").exists(), "a refused command writes nothing"
+    assert cli("init").returncode == 0
+    r = cli("backfill", "--dry-run", "--agent", "nobody")
+    assert r.returncode == 0 and "would read 0 files" in r.stdout
+    assert "warning: --agent 'nobody' selects no file: no transcript of agent 'nobody'" in r.stdout
+    assert "main, ops" in r.stdout
+    out = json.loads(cli("--json", "backfill", "--dry-run", "--agent", "nobody").stdout)
+    assert out["files"] == 0 and "nobody" in out["errors"][0]
+    r = cli("backfill", "--agent", "memory-distiller")
+    assert r.returncode == 0 and "distiller's own agent" in r.stdout
+    monkeypatch.setenv("OPENCLAW_JSONL_DISTILL_ALLOWED_AGENT_IDS", "main")
+    r = cli("backfill", "--dry-run", "--agent", "ops")
+    assert r.returncode == 0 and "allow-list" in r.stdout
+    r = cli("backfill", "--dry-run", "--agent", "main")
+    assert r.returncode == 0 and "warning:" not in r.stdout and "would read 1 file," in r.stdout

@@ -159,17 +159,13 @@ def _backfill(r) -> str:
                  f"{e.output_tokens_max:,} answer tokens ({e.provider})" if e.provider != "rules"
                  else "0 LLM calls, 0 tokens (the rules provider runs offline)")
         lines.append(f"estimate: {e.turns} turns, {e.chunks} chunks, {calls}; nothing was spent")
-        lines += [f"warning: {w}" for w in r.errors]
-        return "\n".join(lines)
-    warnings = [f"warning: {w}" for w in r.errors]
-    if r.action == "noop":
-        return "\n".join(["nothing to backfill: every selected file is read up to where the main cursor stood",
-                          *warnings])
-    if r.summary is None:
+    elif r.action == "noop":
+        lines = ["nothing to backfill: every selected file is read up to where the main cursor stood"]
+    else:
         from ..model import RunSummary
 
-        return "\n".join([summary_line(RunSummary()), *warnings])
-    return "\n".join([summary_line(r.summary), *warnings])
+        lines = [summary_line(r.summary or RunSummary())]
+    return "\n".join([*lines, *(f"warning: {w}" for w in r.errors)])
 
 
 @renders("Queued")

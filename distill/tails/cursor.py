@@ -38,6 +38,9 @@ from .state import seen_dir
 
 CURSOR_VERSION = 2
 HEAD_BYTES = 4096
+# How to start a cursor over, as a damaged cursor's message says it: the main cursor's by
+# default; backfill's own cursor passes its own (see distill.tails.ledger.load_cursor).
+RESTART = "run `distill init` (start from now) or `distill run` (read everything)"
 
 
 TYPE_CHECKING = False  # not typing's: `status` and a no-op `run` must not pay for importing typing
@@ -89,7 +92,9 @@ class Cursor:
         self.created_ms = created_ms or now_ms()
 
     @classmethod
-    def load(cls, path: Path) -> "Cursor":
+    def load(cls, path: Path, *, restart: str = RESTART) -> "Cursor":
+        """``restart``: how to start this cursor over, which a damaged cursor's message tells
+        after "move it away and" (a command and what it does)."""
         path = Path(path)
         try:
             raw = path.read_bytes()
@@ -104,7 +109,7 @@ class Cursor:
         except ValueError as exc:
             raise SchemaMismatch(
                 f"cursor {path} is not valid JSON ({exc}); restore it from a backup, or move it "
-                "away and run `distill init` (start from now) or `distill run` (read everything)"
+                f"away and {restart}"
             ) from exc
         if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
             raise SchemaMismatch(f"cursor {path} has no 'files' object; it was not written by distill")
@@ -113,7 +118,7 @@ class Cursor:
         if data.get("version") != CURSOR_VERSION:
             raise SchemaMismatch(
                 f"cursor {path} has version {data.get('version')!r}, this distill reads version "
-                f"{CURSOR_VERSION}; move it away and run `distill init`"
+                f"{CURSOR_VERSION}; move it away and {restart}"
             )
         files = data["files"]
         none = type(None)

@@ -17,6 +17,9 @@ interleave):
    between is finished by the next run or commit (a pending id whose file is in ``done/``).
 3. ``abort_batch`` releases the ranges, *then* moves the file to ``batches/aborted/``.
 
+A batch named by a person (``--batch-file F``) is found by :func:`locate_batch`, which
+refuses one this state dir does not hold before anything is locked, moved or written.
+
 Choices where the issue is silent: a file range that yields no turn at all (only noise,
 tool output, headers) is committed at once, without a batch; if no file yields a turn, no
 batch is written (``noop``). Files with a pending range wait; the others go on.
@@ -118,10 +121,25 @@ def unreadable_pending(settings: Settings, cursor: Cursor) -> list[str]:
 def _cursor_pending_on(settings: Settings, batch_id: str) -> Cursor | None:
     """The cursor (the main one, or backfill's) in which ``batch_id`` is pending, if any."""
     for path in (settings.state.cursor.absolute(), settings.state.backfill_cursor.absolute()):
-        cursor = Cursor.load(path)
+        cursor = load_cursor(settings, path)
         if batch_id in cursor.pending_batch_ids():
             return cursor
     return None
+
+
+BACKFILL_RESTART = ("run `distill backfill` again (this is backfill's own cursor, not the main one: backfill "
+                    "then reads the history up to the main cursor again, and the store's dedup keeps "
+                    "memories single)")
+
+
+def load_cursor(settings: Settings, path: Path) -> Cursor:
+    """The cursor at ``path``. A damaged one's message says how to start *this* cursor over:
+    backfill's own by running backfill again (``distill init`` would mark the main tails read
+    and lose backfill's history), the main one by ``distill init`` or ``distill run``."""
+    path = Path(path)
+    if path.absolute() == settings.state.backfill_cursor.absolute():
+        return Cursor.load(path, restart=BACKFILL_RESTART)
+    return Cursor.load(path)
 
 
 def _cursor_path_of(settings: Settings, batch: Batch) -> Path:
@@ -130,7 +148,7 @@ def _cursor_path_of(settings: Settings, batch: Batch) -> Path:
 
 def pending_batches(settings: Settings, cursor_path: Path | None = None) -> list[Path]:
     """Batch files whose ranges are pending in the cursor, oldest first (read-only, no lock)."""
-    cursor = Cursor.load(Path(cursor_path or settings.state.cursor))
+    cursor = load_cursor(settings, Path(cursor_path or settings.state.cursor))
     out = []
     for bid in sorted(cursor.pending_batch_ids()):
         p = settings.state.batch(bid).absolute()
@@ -164,7 +182,7 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
         else:
             from .reader import TailWalk  # here: a run the no-op digest answers reads nothing
 
-            cursor = Cursor.load(cpath)
+            cursor = load_cursor(settings, cpath)
             walk = TailWalk(settings, cursor, _new_batch_id(), read_limit)
             walk.released += _reconcile(settings, cursor, walk.counters)
             walk.dirty |= bool(walk.released) or walk.counters["commit_finished"] > 0
@@ -381,7 +399,7 @@ def commit_partial(settings: Settings, batch_file: Path, holds: dict[str, int],
         batch, where = _locate(settings, batch_file, batch)
         if where != "pending":
             raise DistillError(f"batch {batch.batch_id} is {where}; a partial commit needs a pending batch")
-        cursor = Cursor.load(_cursor_path_of(settings, batch))
+        cursor = load_cursor(settings, _cursor_path_of(settings, batch))
         files = nbytes = 0
         for r in batch.ranges:
             entry = cursor.files.get(r.key)
@@ -409,18 +427,62 @@ def commit_partial(settings: Settings, batch_file: Path, holds: dict[str, int],
 
 def _locate(settings: Settings, batch_file: Path, batch: Batch | None = None) -> tuple[Batch, str]:
     """Find a batch wherever its life has taken it: (batch, "pending" | "done" | "aborted").
-    ``batch``: the batch the caller already loaded from ``batch_file`` (not read again)."""
+    ``batch``: the batch as loaded from the state dir's own file, by the caller or by
+    :func:`locate_batch` before the state lock was taken (not read again)."""
     if batch is not None:
         return batch, _where(settings, batch.batch_id)
+    _, batch, where = locate_batch(settings, batch_file)
+    return batch, where
+
+
+def locate_batch(settings: Settings, batch_file: Path) -> tuple[Path, Batch, str]:
+    """The batch ``batch_file`` names, as this state dir holds it: (its file here, the batch,
+    "pending" | "done" | "aborted"). ``batch_file`` may be where the batch was (a pending batch
+    since committed is found in ``done/``) or a copy of it; the state dir's own file is the one
+    returned, so a caller moves and writes only under the state dir.
+
+    Refused with a message naming the file (nothing read further, nothing written): a folder,
+    a file that is not there, and a batch this state dir does not hold (made by another state
+    dir, or a copy whose batch is not under ``batches/``) or whose cursor is not one of its own."""
+    state = settings.state
     path = Path(batch_file)
-    candidates = [path]
-    name = path.name if path.suffix == ".json" else f"{path.name}.json"
-    candidates += [settings.state.batches / name, settings.state.done / name, settings.state.aborted / name]
-    for p in candidates:
-        if p.is_file():
-            batch = load_batch(p)
-            return batch, _where(settings, batch.batch_id)
-    raise DistillError(f"batch file {batch_file} does not exist (nor under {settings.state.batches})")
+    if path.is_dir():
+        raise DistillError(f"{batch_file} is a folder, not a batch file; give the batch file `distill run` "
+                           f"printed ({state.batches}/<id>.json)")
+    batch = load_batch(path) if path.is_file() else None
+    bid = batch.batch_id if batch is not None else (path.name[:-len(".json")] if path.suffix == ".json"
+                                                    else path.name)
+    found = next(((where, folder / f"{bid}.json") for where, folder in
+                  (("done", state.done), ("aborted", state.aborted), ("pending", state.batches))
+                  if (folder / f"{bid}.json").is_file()), None) if _plain_name(bid) else None
+    if found is None:
+        if batch is None:
+            raise DistillError(f"batch file {batch_file} does not exist (nor under {state.batches}); give the "
+                               "batch file `distill run` printed")
+        raise DistillError(
+            f"{batch_file} (batch {bid}) is not a batch of this state dir ({state.root}): it is not in "
+            f"{state.batches}, nor in its done/ or aborted/; nothing was changed. Run the command with the "
+            "--state-dir (or DISTILL_STATE_DIR) of the `distill run` that made it")
+    where, own = found
+    if batch is None or not os.path.samefile(own, path):
+        batch = load_batch(own)
+    cursor = _cursor_path_of(settings, batch)
+    if cursor.resolve() not in (state.cursor.resolve(), state.backfill_cursor.resolve()):
+        raise DistillError(
+            f"{batch_file} (batch {bid}) belongs to the cursor {cursor}, which is not one of this state dir's "
+            f"({state.cursor.name}, {state.backfill_cursor.name} in {state.root}); nothing was changed. Run the "
+            "command with the --state-dir of the `distill run` that made it")
+    return own.absolute(), batch, where
+
+
+def _plain_name(batch_id: str) -> bool:
+    """A batch id names a file in ``batches/``, never a path (a crafted ``../x`` is no batch of ours)."""
+    return bool(batch_id) and batch_id not in (".", "..") and "/" not in batch_id and "\0" not in batch_id
+
+
+def is_pending(settings: Settings, batch: Batch) -> bool:
+    """Whether the batch's ranges are pending in its cursor (read-only, no lock)."""
+    return batch.batch_id in load_cursor(settings, _cursor_path_of(settings, batch)).pending_batch_ids()
 
 
 def _where(settings: Settings, batch_id: str) -> str:
@@ -434,9 +496,11 @@ def commit_batch(settings: Settings, batch_file: Path, batch: Batch | None = Non
     """Mark a batch's ranges committed: its memories are stored. Idempotent. ``batch``: the
     batch as the caller loaded it from ``batch_file`` (the pipeline), so it is not read twice."""
     t0 = time.monotonic()
+    if batch is None:  # refuse a batch that is not this state dir's before taking its lock
+        batch = locate_batch(settings, batch_file)[1]
     with state_lock(settings):
         batch, where = _locate(settings, batch_file, batch)
-        cursor = Cursor.load(_cursor_path_of(settings, batch))
+        cursor = load_cursor(settings, _cursor_path_of(settings, batch))
         if where == "aborted":
             raise DistillError(
                 f"batch {batch.batch_id} was aborted (or never recorded), so its ranges were released and "
@@ -482,16 +546,18 @@ def _remember_turns(seen: SeenTurns, batch: Batch, keys: set[str]) -> None:
 def abort_batch(settings: Settings, batch_file: Path) -> RunSummary:
     """Release a batch's pending ranges: the next run reads those bytes again."""
     t0 = time.monotonic()
-    with state_lock(settings):
-        try:
-            batch, where = _locate(settings, batch_file)
-        except SchemaMismatch as exc:
+    try:
+        batch = locate_batch(settings, batch_file)[1]  # refused before the state lock if not this state dir's
+    except SchemaMismatch as exc:  # a pending batch whose file is damaged is released by its id
+        with state_lock(settings):
             return _abort_unreadable(settings, Path(batch_file), exc, t0)
+    with state_lock(settings):
+        batch, where = _locate(settings, batch_file, batch)
         if where == "done":
             raise DistillError(f"batch {batch.batch_id} is already committed; it cannot be aborted")
         files = nbytes = 0
         if where == "pending":
-            cursor = Cursor.load(_cursor_path_of(settings, batch))
+            cursor = load_cursor(settings, _cursor_path_of(settings, batch))
             files, nbytes = _release(cursor, batch.batch_id)
             if files:
                 cursor.save()
