@@ -1,7 +1,8 @@
 """The one way this project writes a file: tmp in the same folder → fsync → rename → fsync dir.
 
 A reader (or a process restarted after SIGKILL) sees either the old file or the new one,
-never a torn one.
+never a torn one. When the write or the rename fails, the temp file is removed and the error
+raised as it was: the target is untouched and nothing is left beside it.
 """
 
 from __future__ import annotations
@@ -32,14 +33,21 @@ def write_bytes(path: StrPath, data: bytes, *, durable: bool = True) -> None:
     tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        if durable:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:  # a full disk, a folder in the way, an interrupt: leave no temp file behind
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
     if durable:
         fsync_dir(folder)
 

@@ -99,6 +99,10 @@ class Memories:
 
     One ``MemoryStore`` per server, opened on first use; a thread lock serialises calls into it
     (it keeps an in-memory dedup copy), the store's file lock serialises writers across processes.
+    The reading tools (``recall``, ``list_facts``, ``check_duplicate``) open it read-only, also on
+    a writable server: a store with no table yet is an empty answer, never a table created. Only
+    ``remember`` and ``forget`` open it for writing (creating the table, or the FTS index where a
+    table has none).
     """
 
     def __init__(self, settings: "Settings", *, agent: str | None = None, read_only: bool = False,
@@ -107,25 +111,31 @@ class Memories:
         self.agent = agent
         self.read_only = read_only
         self._store = store
+        self._writable = store is not None  # a store handed in is the caller's (tests): used as it is
         self._lock = threading.Lock()
 
     @property
     def store(self) -> "MemoryStore":
+        """The store for writing (``remember``, ``forget``): created if missing."""
+        if self.read_only:
+            raise ToolFailure("this server was started with --read-only: it does not write")
+        if self._store is None or not self._writable:
+            from .store.memory import MemoryStore
+
+            self._store = MemoryStore.open(self.settings)
+            self._writable = True
+        return self._store
+
+    def reader(self) -> "MemoryStore | None":
+        """The store for reading, opened read-only; None while no table exists (nothing stored)."""
         if self._store is None:
             from .store.memory import MemoryStore
 
-            if self.read_only:
-                self._refuse_to_create()
-            self._store = MemoryStore.open(self.settings, read_only=self.read_only)
+            self._store = MemoryStore.open_existing(self.settings)
         return self._store
 
-    def _refuse_to_create(self) -> None:
-        """A read-only server never writes, not even an empty table."""
-        from pathlib import Path
-
-        if not (Path(self.settings.db) / f"{self.settings.table}.lance").is_dir():
-            raise ToolFailure(f"there is no memory table {self.settings.table!r} in {self.settings.db} yet: "
-                              "nothing has been stored")
+    def _nothing_stored(self) -> str:
+        return f"nothing has been stored yet (no table {self.settings.table!r} in {self.settings.db})"
 
     def own_scope(self, scope: Literal["agent", "global"]) -> str:
         """Where this server writes: its agent's scope, or global (also for a server without --agent)."""
@@ -144,10 +154,12 @@ class Memories:
             raise ToolFailure("query is empty: pass the words to look for")
         scopes = self.readable_scopes(scope)
         with self._lock:
-            hits = self.store.search(query, scope=scopes, category=category, limit=max(1, min(limit, 50)))
+            store = self.reader()
+            hits = [] if store is None else store.search(query, scope=scopes, category=category,
+                                                         limit=max(1, min(limit, 50)))
         where = "every scope" if scopes is None else (scopes if isinstance(scopes, str) else " + ".join(scopes))
         note = (f"{len(hits)} relevant {'memory' if len(hits) == 1 else 'memories'} in {where}" if hits
-                else f"nothing relevant to {query!r} in {where}")
+                else self._nothing_stored() if store is None else f"nothing relevant to {query!r} in {where}")
         return RecallResult(query=query, hits=[_hit(h) for h in hits], note=note)
 
     def remember(self, text: str, category: Category, importance: float = 0.7,
@@ -179,7 +191,9 @@ class Memories:
             raise ToolFailure(str(exc).replace("--since", "since")) from None
         scopes = self.readable_scopes(scope)
         with self._lock:
-            rows = self.store.list(scope=scopes, category=category, since_ms=since_ms, limit=max(1, min(limit, 200)))
+            store = self.reader()
+            rows = [] if store is None else store.list(scope=scopes, category=category, since_ms=since_ms,
+                                                       limit=max(1, min(limit, 200)))
         return FactList(count=len(rows), facts=[_memory(r) for r in rows])
 
     def check_duplicate(self, text: str, scope: Literal["agent", "global"] = "agent") -> DuplicateCheck:
@@ -190,7 +204,7 @@ class Memories:
         if not clean:
             raise ToolFailure("text is empty")
         with self._lock:
-            decision, nearest, reason = duplicate_decision(self.store, clean, target)
+            decision, nearest, reason = duplicate_decision(self.reader(), clean, target)
         return DuplicateCheck(decision=decision, scope=target, nearest=_hit(nearest) if nearest else None,
                               reason=reason)
 
@@ -216,9 +230,11 @@ def text_problem(text: str) -> str | None:
     return None
 
 
-def duplicate_decision(store: "MemoryStore", text: str, scope: str):
+def duplicate_decision(store: "MemoryStore | None", text: str, scope: str):
     """The store's own decision for ``text`` in ``scope`` (``MemoryStore.check_duplicate``, the
-    rule every write uses), as (decision, nearest row, reason)."""
+    rule every write uses), as (decision, nearest row, reason); no store (no table yet): new."""
+    if store is None:
+        return "new", None, f"no memory stored in {scope} yet"
     verdict = store.check_duplicate(text, scope=scope)
     if verdict.id is None:
         return "new", None, f"no memory stored in {scope} yet"

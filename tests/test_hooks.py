@@ -196,3 +196,76 @@ def test_uninstall_without_install_changes_nothing(home, capsys):
         code, done = hooks(capsys, "uninstall", agent, "--home", str(home))
         assert code == 0 and done["changed"] == []
     assert snapshot(home) == before
+
+
+def test_people_read_the_diff_on_a_dry_run_and_what_changed_otherwise(home, capsys):
+    def text(*argv: str) -> str:
+        assert main(["hooks", *argv, "claude-code", "--home", str(home), "--command", DISTILL]) == 0
+        return capsys.readouterr().out
+
+    dry = text("install", "--dry-run")
+    assert "Result(" not in dry and "\\n" not in dry
+    assert f"--- {home / '.claude.json'} (now)" in dry.splitlines() and '+    "distill": {' in dry.splitlines()
+    assert "(dry run, nothing written)" in dry
+    done = text("install")
+    assert done.startswith("installed claude-code: changed ") and str(home / ".claude.json") in done
+    assert "  backup: " in done and "note: restart Claude Code" in done
+    assert text("install").strip() == "install claude-code: nothing to change (already installed)"
+    assert text("install", "--dry-run").strip() == "install claude-code: nothing to change (already installed)"
+    assert text("uninstall").startswith("uninstalled claude-code: changed ")
+    assert text("uninstall").strip() == "uninstall claude-code: nothing to change (already uninstalled)"
+
+
+def test_the_state_dir_and_db_flags_of_install_reach_the_installed_hook_and_server(home, capsys, tmp_path, monkeypatch):
+    """`distill --state-dir X --db Y hooks install …`: the hook queues into X (whose config.toml got
+    the transcript root) and the MCP server reads Y, with no DISTILL_* in the agent's environment."""
+    for var in ("DISTILL_STATE_DIR", "DISTILL_DB", "DISTILL_CONFIG", "DISTILL_AGENTS_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    state, db = tmp_path / "flag-state", tmp_path / "flag-db"
+    for agent in ("claude-code", "codex"):
+        code = main(["--state-dir", str(state), "--db", str(db), "hooks", "install", agent, "--home", str(home),
+                     "--command", DISTILL, "--json"])
+        assert code == 0, capsys.readouterr()
+    capsys.readouterr()
+    wanted = {"DISTILL_DB": str(db), "DISTILL_STATE_DIR": str(state)}
+    assert json.loads((home / ".claude.json").read_text())["mcpServers"]["distill"]["env"] == wanted
+    codex = tomllib.loads((home / ".codex" / "config.toml").read_text())
+    assert codex["mcp_servers"]["distill"]["env"] == wanted
+
+    agent_env = {k: v for k, v in os.environ.items() if not k.startswith("DISTILL_")}
+    agent_env.update(PYTHONPATH=str(REPO), HOME=str(tmp_path / "elsewhere"))
+    transcript = home / ".claude" / "projects" / "-home-ana-src-app" / "5f0c.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text('{"type":"user","message":{"role":"user","content":"hi"}}\n')
+    command = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]["SessionEnd"][1]["hooks"][0]["command"]
+    event = {"session_id": "5f0c", "transcript_path": str(transcript), "reason": "exit"}
+    proc = subprocess.run(["sh", "-c", command], input=json.dumps(event), text=True, env=agent_env,
+                          capture_output=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+
+    thread = "0199a213-81c0-7800-8aa1-bbab2a035a53"
+    rollout = home / ".codex" / "sessions" / "2026" / "11" / "29" / f"rollout-2026-11-29T10-00-00-{thread}.jsonl"
+    rollout.parent.mkdir(parents=True)
+    rollout.write_text('{"type":"session_meta","payload":{"id":"%s"}}\n' % thread)
+    proc = subprocess.run([*codex["notify"], json.dumps({"type": "agent-turn-complete", "thread-id": thread})],
+                          env=agent_env, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+
+    tasks = sorted(json.loads(t.read_text())["session_file"] for t in (state / "queue" / "inbox").glob("*.json"))
+    assert tasks == sorted([str(transcript), str(rollout)])
+    assert not (tmp_path / "state").exists()  # nothing went to the fixture's (now unset) state dir
+
+
+def test_a_second_install_with_other_paths_updates_distills_own_entries(home, capsys, tmp_path, monkeypatch):
+    hooks(capsys, "install", "claude-code", "--home", str(home))
+    hooks(capsys, "install", "codex", "--home", str(home))
+    monkeypatch.setenv("DISTILL_DB", str(tmp_path / "db2"))
+    for agent in ("claude-code", "codex"):
+        code, done = hooks(capsys, "install", agent, "--home", str(home))
+        assert code == 0 and done["changed"]
+    settings = json.loads((home / ".claude" / "settings.json").read_text())
+    ours = [h["command"] for g in settings["hooks"]["SessionEnd"] for h in g["hooks"] if "enqueue" in h["command"]]
+    assert len(ours) == 1 and f"DISTILL_DB={tmp_path / 'db2'}" in ours[0]
+    codex = tomllib.loads((home / ".codex" / "config.toml").read_text())
+    assert codex["mcp_servers"]["distill"]["env"]["DISTILL_DB"] == str(tmp_path / "db2")
+    assert f"DISTILL_DB={tmp_path / 'db2'}" in codex["notify"]

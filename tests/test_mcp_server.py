@@ -30,9 +30,9 @@ def env_for(tmp_path: Path) -> dict[str, str]:
             "PYTHONPATH": str(REPO), "HOME": str(tmp_path / "home")}
 
 
-def stdio(tmp_path: Path, *args: str) -> Client:
+def stdio(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Client:
     params = StdioServerParameters(command=sys.executable, args=["-m", "distill", "mcp", *args],
-                                   env=env_for(tmp_path), cwd=str(tmp_path))
+                                   env={**env_for(tmp_path), **(env or {})}, cwd=str(tmp_path))
     return Client(params, read_timeout_seconds=120)
 
 
@@ -125,8 +125,58 @@ def test_read_only_server_offers_no_writing_tool_and_refuses_one(tmp_path):
     names, refused, empty = anyio.run(go)
     assert names == {"recall", "list_facts", "check_duplicate"}
     assert refused.is_error
-    assert empty.is_error and "nothing has been stored" in empty.content[0].text
+    assert not empty.is_error and empty.structured_content["hits"] == []
+    assert "nothing has been stored" in empty.structured_content["note"]
     assert not (tmp_path / "db").exists()
+
+
+def test_reader_tools_never_write_and_a_read_only_check_never_waits_on_a_writer(tmp_path):
+    """recall / list_facts / check_duplicate on a writable server leave an empty store as it is
+    (no table, no index); a read-only server's check_duplicate answers while a writer holds the
+    store's write lock, and leaves the lock file as the writer wrote it."""
+    import lancedb
+
+    from distill.lock import FileLock
+    from distill.store.table import table_names
+
+    (tmp_path / "db").mkdir()
+
+    async def empty_store():
+        async with stdio(tmp_path, "--agent", "tester") as client:
+            recalled = await call(client, "recall", query="pnpm lockfile")
+            listed = await call(client, "list_facts")
+            checked = await call(client, "check_duplicate", text=PITFALL)
+            tables = table_names(lancedb.connect(str(tmp_path / "db")))
+            added = await call(client, "remember", text=PITFALL, category="fact")
+            return recalled, listed, checked, tables, added
+
+    recalled, listed, checked, tables, added = anyio.run(empty_store)
+    assert tables == []  # three reading calls created nothing
+    assert recalled["hits"] == [] and "nothing has been stored" in recalled["note"]
+    assert listed == {"count": 0, "facts": []} and checked["decision"] == "new" and checked["nearest"] is None
+    assert added["status"] == "added"  # the first write creates the table
+
+    lock_path = tmp_path / "db" / ".distill-write.lock"
+
+    async def while_a_writer_holds_the_lock():
+        # a lock wait would last store_lock_timeout (120 s by default) before failing
+        async with stdio(tmp_path, "--agent", "tester", "--read-only",
+                         env={"DISTILL_STORE_LOCK_TIMEOUT": "20"}) as client:
+            started = time.monotonic()
+            result = await client.call_tool("check_duplicate", {"text": PARAPHRASE})
+            return result, time.monotonic() - started
+
+    writer = FileLock(lock_path, purpose="a test writer").acquire(timeout=0)
+    try:
+        held = lock_path.read_bytes()
+        result, took = anyio.run(while_a_writer_holds_the_lock)
+        assert lock_path.read_bytes() == held
+    finally:
+        writer.release()
+    assert not result.is_error, result.content
+    assert result.structured_content["decision"] == "duplicate"
+    assert result.structured_content["nearest"]["id"] == added["id"]
+    assert took < 60
 
 
 def free_port() -> int:

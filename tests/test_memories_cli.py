@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -133,3 +134,75 @@ def test_search_scores_people_read_show_and_list_full_give_provenance(cli, capsy
     assert score.endswith("%") and 90 <= int(score[:-1]) <= 100 and row_id[:8] in out
     code, out, _ = cli("search", "best sourdough hydration ratio", as_json=False)
     assert out.startswith("nothing relevant to 'best sourdough hydration ratio'")
+
+
+def test_import_dry_run_writes_nothing_not_a_table_not_the_lock(cli):
+    """A dry run takes the decisions and writes nothing: on a missing store no folder, table or
+    index; on an existing one the same table version and the lock file as it was."""
+    import lancedb
+
+    path = str(cli.dir / "export.json")
+    code, dry, _ = cli("import", path, "--dry-run")
+    assert code == 0 and dry["dry_run"] and (dry["added"], dry["duplicate"], dry["invalid"]) == (2, 0, 1)
+    assert not (cli.dir / "db").exists()
+
+    assert cli("import", path)[0] == 0
+    table = lancedb.connect(str(cli.dir / "db")).open_table("memories")
+    version, indices = table.version, [i.index_uuid for i in table.list_indices()]
+    lock = cli.dir / "db" / ".distill-write.lock"
+    lock.write_text("pid 424242\n")  # as another writer left it
+    code, dry, _ = cli("import", path, "--dry-run")
+    assert code == 0 and (dry["added"], dry["duplicate"]) == (0, 2)
+    table.checkout_latest()
+    assert table.version == version and [i.index_uuid for i in table.list_indices()] == indices
+    assert lock.read_text() == "pid 424242\n"
+
+
+@pytest.mark.parametrize("scope", ["bogus", "agent:../../x", "agent:"])
+def test_an_invalid_scope_is_a_usage_error_with_json(cli, scope):
+    for argv in (["list"], ["search", "uv", "--mode", "fts"], ["export"], ["import", str(cli.dir / "export.json")]):
+        code, err, stderr = cli(*argv, "--scope", scope)
+        assert code == 2, argv
+        assert err["kind"] == "ConfigError" and "--scope" in err["error"] and repr(scope) in err["error"]
+        assert "Traceback" not in stderr and stderr.startswith("distill: error: --scope")
+    assert not (cli.dir / "db").exists()
+
+
+def test_check_scope_follows_the_one_agent_id_rule():
+    from distill.settings.core import AGENT_ID_RULE
+    from distill.store.models import check_scope
+
+    assert check_scope("agent:coder.v2_x-1") == "agent:coder.v2_x-1"
+    assert check_scope("custom:team/a") == "custom:team/a"  # the plugin's own scopes keep their rule
+    for bad in ("agent:../../x", "agent:a/b", "agent:" + "a" * 65):
+        with pytest.raises(ValueError, match=re.escape(AGENT_ID_RULE)):
+            check_scope(bad)
+
+
+def test_export_to_a_folder_or_an_unwritable_path_is_a_clear_error_and_leaves_no_temp_file(cli):
+    assert cli("import", str(cli.dir / "export.json"))[0] == 0
+    folder = cli.dir / "exports"
+    folder.mkdir()
+    code, err, stderr = cli("export", "--output", str(folder))
+    assert code == 2 and str(folder) in err["error"] and "folder" in err["error"] and "Traceback" not in stderr
+    assert [p.name for p in cli.dir.iterdir() if p.name.endswith(".tmp")] == [] and list(folder.iterdir()) == []
+    code, err, stderr = cli("export", "--output", "/proc/distill-export.json")
+    assert code == 2 and "/proc/distill-export.json" in err["error"] and "Traceback" not in stderr
+
+
+def test_atomic_write_removes_its_temp_file_when_the_rename_fails(tmp_path):
+    from distill.atomic import write_bytes
+
+    (tmp_path / "target").mkdir()
+    with pytest.raises(IsADirectoryError):
+        write_bytes(tmp_path / "target", b"{}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["target"]
+
+
+@pytest.mark.parametrize("argv", [["list", "--limit", "0"], ["list", "--limit", "-1"],
+                                  ["search", "uv", "--limit", "0"], ["search", "uv", "--limit", "-5"]])
+def test_a_non_positive_limit_is_a_usage_error(cli, capsys, argv):
+    with pytest.raises(SystemExit) as exc:
+        main(["memories", *argv])
+    assert exc.value.code == 2
+    assert "--limit" in capsys.readouterr().err

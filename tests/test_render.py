@@ -10,14 +10,14 @@ from distill.cli.memories import CompactResult, ExportResult, ForgetResult, Rows
 from distill.cli.queue_cmds import Queued
 from distill.cli.render import RENDERERS, format_size, render, renderer_for
 from distill.cli.tails import StepResult
-from distill.hooks import Plan
+from distill.hooks import HookResult
 from distill.store.calibration import Scores
 from distill.store.doctor import DoctorReport, MigrateReport
 from distill.store.models import ImportReport, MemoryHit, MemoryRow, ReembedReport, StoreStats
 from distill.model import BatchResult, InitResult, RunSummary, StatusResult
 
 RESULTS = [BackfillReport, BatchResult, DistillOutput, RetryOutput, CompactResult, ExportResult, ForgetResult,
-           RowsResult, SearchResult, ShowResult, Queued, StepResult, Plan, InitResult, StatusResult, Scores,
+           RowsResult, SearchResult, ShowResult, Queued, StepResult, HookResult, InitResult, StatusResult, Scores,
            DoctorReport, MigrateReport, ImportReport, MemoryHit, MemoryRow, ReembedReport, StoreStats, RunSummary]
 
 

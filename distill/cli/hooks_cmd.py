@@ -27,5 +27,6 @@ def register(sub) -> None:
 def _run(settings, args):
     from ..hooks import apply, context, plan_for
 
-    ctx = context(settings, home=args.home, command=args.distill_command)
+    ctx = context(settings, home=args.home, command=args.distill_command,
+                  flags={"state_dir": args.state_dir, "db": args.db, "agents_dir": args.agents_dir})
     return apply(plan_for(args.agent, args.hooks_command, ctx), ctx, dry_run=args.dry_run)

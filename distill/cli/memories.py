@@ -27,7 +27,7 @@ def register(sub: Any) -> None:
     p = command(msub, "list", handle_list, "list memories, newest first")
     _filters(p)
     p.add_argument("--since", help="only memories stored since: YYYY-MM-DD, ISO time, or 7d / 12h / 30m ago")
-    p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    p.add_argument("--limit", type=positive_int, default=50, help="at most this many (default 50)")
     p.add_argument("--full", action="store_true", help="whole text and provenance of each memory")
 
     p = command(msub, "show", handle_show, "one memory in full, with where it came from")
@@ -38,7 +38,7 @@ def register(sub: Any) -> None:
     p.add_argument("query", help="what to look for (any language)")
     p.add_argument("--mode", choices=["vector", "fts", "hybrid"], default="hybrid")
     _filters(p)
-    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--limit", type=positive_int, default=10, help="at most this many (default 10)")
 
     command(msub, "stats", handle_stats, "counts by scope and category, size on disk")
 
@@ -74,6 +74,29 @@ def register(sub: Any) -> None:
 def _filters(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scope", help="global or agent:<id>")
     p.add_argument("--category", choices=CATEGORY_CHOICES)
+
+
+def positive_int(value: str) -> int:
+    """``--limit``: a whole number of at least 1 (0 or less would print nothing, or be ignored)."""
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive whole number: give 1 or more")
+    return n
+
+
+def _scope(args) -> str | None:
+    """``--scope``, checked before the store is opened: a usage error names the flag."""
+    from ..store.models import check_scope
+
+    if args.scope is None:
+        return None
+    try:
+        return check_scope(args.scope)
+    except ValueError as exc:
+        raise ConfigError(f"--scope: {exc}") from None
 
 
 def _open(settings, *, embeds: bool = True, read_only: bool = False):
@@ -122,7 +145,8 @@ class CompactResult(BaseModel):
 def handle_list(settings, args) -> RowsResult:
     from ..store.search import parse_since
 
-    rows = _open(settings, embeds=False, read_only=True).list(scope=args.scope, category=args.category,
+    scope = _scope(args)
+    rows = _open(settings, embeds=False, read_only=True).list(scope=scope, category=args.category,
                                 since_ms=parse_since(args.since), limit=args.limit)
     return RowsResult(count=len(rows), memories=[r.model_dump() for r in rows], full=args.full)
 
@@ -137,7 +161,8 @@ def handle_show(settings, args) -> ShowResult:
 def handle_search(settings, args) -> SearchResult:
     from ..store.search import RELEVANCE_FLOOR
 
-    hits = _open(settings, read_only=True).search(args.query, mode=args.mode, scope=args.scope,
+    scope = _scope(args)
+    hits = _open(settings, read_only=True).search(args.query, mode=args.mode, scope=scope,
                                   category=args.category, limit=args.limit)
     return SearchResult(query=args.query, mode=args.mode, floor=RELEVANCE_FLOOR if args.mode == "hybrid" else None,
                         count=len(hits), memories=[h.model_dump() for h in hits])
@@ -155,9 +180,17 @@ def handle_export(settings, args) -> ExportResult:
     from ..atomic import write_bytes
     from ..store.interchange import dumps
 
-    doc = _open(settings, embeds=False, read_only=True).export(scope=args.scope, category=args.category)
+    scope = _scope(args)
+    doc = _open(settings, embeds=False, read_only=True).export(scope=scope, category=args.category)
     if args.output:  # as `memory-pro export --output`: the JSON, no trailing newline
-        write_bytes(Path(args.output), dumps(doc).encode("utf-8"))
+        out = Path(args.output)
+        try:
+            write_bytes(out, dumps(doc).encode("utf-8"))
+        except OSError as exc:
+            hint = (f"it is a folder: give a file name, e.g. {out / 'memories.json'}" if out.is_dir()
+                    else "give a file in a folder you can write to")
+            raise ConfigError(f"cannot write the export to {out} ({exc.strerror or exc}); nothing was written: "
+                              f"{hint}") from None
         return ExportResult(output=args.output, count=doc["count"])
     return ExportResult(output=None, count=doc["count"], document=doc)
 
@@ -172,7 +205,14 @@ def handle_import(settings, args):
         raise ConfigError(f"cannot read import file {path}: {exc.strerror}") from exc
     except orjson.JSONDecodeError as exc:
         raise ConfigError(f"{path} is not valid JSON: {exc}") from exc
-    report = _open(settings).import_(data, scope=args.scope, dry_run=args.dry_run)
+    scope = _scope(args)
+    if args.dry_run:  # decisions only: open nothing for writing, take no lock, create no table
+        from ..store.memory import MemoryStore
+
+        store = MemoryStore.open_existing(settings) or MemoryStore.empty(settings)
+    else:
+        store = _open(settings)
+    report = store.import_(data, scope=scope, dry_run=args.dry_run)
     report.file = str(path)
     return report
 

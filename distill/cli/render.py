@@ -175,15 +175,19 @@ def _queued(task) -> str:
     return human_line(task)
 
 
-@renders("Plan")
-def _hook_plan(p) -> str:
-    if p.dry_run:
-        head = p.diff or f"{p.action} {p.agent}: nothing to change"
-        return "\n".join([head.rstrip("\n"), *(f"note: {n}" for n in p.notes)])
-    verb = "installed" if p.action == "install" else "uninstalled"
-    lines = [f"{verb} {p.agent}: " + (", ".join(p.changed) if p.changed else f"nothing to change (already {verb})")]
-    lines += [f"  backup: {b}" for b in p.backups]
-    lines += [f"note: {n}" for n in p.notes]
+@renders("HookResult")
+def _hook_result(r) -> str:
+    """``--dry-run``: the unified diff; otherwise each file changed and its backup; then the notes."""
+    verb = "installed" if r.action == "install" else "uninstalled"
+    if not r.changed:
+        lines = [f"{r.action} {r.agent}: nothing to change (already {verb})"]
+    elif r.dry_run:
+        lines = [r.diff.rstrip("\n"), f"{r.action} {r.agent} (dry run, nothing written): would change "
+                 + ", ".join(r.changed)]
+    else:
+        lines = [f"{verb} {r.agent}: changed " + ", ".join(r.changed)]
+        lines += [f"  backup: {b}" for b in r.backups]
+    lines += [f"note: {n}" for n in r.notes]
     return "\n".join(lines)
 
 

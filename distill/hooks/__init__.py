@@ -1,8 +1,8 @@
 """``distill hooks install|uninstall claude-code|codex|openclaw``: wire an agent to distill.
 
-Each agent module returns a :class:`Plan` — the files it would write, as text before and after
+Each agent module fills a :class:`Plan` — the files it would write, as text before and after
 — computed from what is on disk, so installing twice changes nothing and ``--dry-run`` is
-the same plan printed as a diff. Applying a plan keeps a backup of every existing file it
+the same plan printed as a diff (:func:`apply` returns a :class:`HookResult`). Applying a plan keeps a backup of every existing file it
 changes (``<file>.distill-backup-<UTC time>``) and records what it added in
 ``<state>/hooks/<agent>.json``; ``uninstall`` removes exactly those entries, and puts back the
 original bytes when nothing else in the file changed since.
@@ -71,7 +71,7 @@ class Context:
     state_dir: Path
     config_file: Path  # distill's config.toml
     command: list[str]  # how to run distill (absolute path when found)
-    env: dict[str, str]  # DISTILL_* the agents must pass on (db, state dir, config)
+    env: dict[str, str]  # DISTILL_* the agents must pass on (state dir, db, agents dir, config): see context()
     home_given: bool = False  # --home / DISTILL_HOOKS_HOME: ignore CODEX_HOME
 
     def tilde(self, path: Path) -> str:
@@ -85,23 +85,48 @@ class Context:
         line = " ".join(shlex.quote(a) for a in [*self.command, *args])
         return f"{prefix} {line}".strip()
 
+    def argv(self, *args: str) -> list[str]:
+        """The argv for hooks that run a program without a shell (Codex's ``notify``): the
+        same environment, set by ``env``."""
+        if not self.env:
+            return [*self.command, *args]
+        env = shutil.which("env") or "/usr/bin/env"
+        return [env, *(f"{k}={v}" for k, v in sorted(self.env.items())), *self.command, *args]
+
     def manifest(self, agent: str) -> Path:
         return StateDir(self.state_dir).hook_manifest(agent)
 
 
-def context(settings, home: str | None = None, command: str | None = None) -> Context:
+# where distill's own files are: passed on to the installed MCP server and hook as these variables
+PASSED_ON = {"state_dir": "DISTILL_STATE_DIR", "db": "DISTILL_DB", "agents_dir": "DISTILL_AGENTS_DIR"}
+
+
+def context(settings, home: str | None = None, command: str | None = None,
+            flags: dict[str, str | None] | None = None) -> Context:
+    """``flags``: the global ``--state-dir`` / ``--db`` / ``--agents-dir`` the install was run
+    with. Each one given, or its ``DISTILL_*`` variable set (and ``DISTILL_CONFIG``), goes into
+    the installed entries' environment as an absolute path — one rule for every agent (the
+    hook's fast path and the server read the same variables) — so the hook queues into, and the
+    server reads, what this install configured."""
     given = home or os.environ.get("DISTILL_HOOKS_HOME")
     home_dir = Path(os.path.expanduser(given or "~")).resolve()
     config = os.environ.get("DISTILL_CONFIG")
     argv = shlex.split(command) if command else [shutil.which("distill") or "distill"]
-    env = {k: os.environ[k] for k in ("DISTILL_DB", "DISTILL_STATE_DIR", "DISTILL_CONFIG") if os.environ.get(k)}
-    return Context(home=home_dir, state_dir=Path(settings.state_dir),
-                   config_file=Path(config) if config else Path(settings.state_dir) / "config.toml",
-                   command=argv, env=env, home_given=bool(given))
+    env: dict[str, str] = {}
+    for field_name, var in PASSED_ON.items():
+        value = (flags or {}).get(field_name) or os.environ.get(var)
+        if value:
+            env[var] = os.path.abspath(os.path.expanduser(value))
+    if config:
+        env["DISTILL_CONFIG"] = os.path.abspath(os.path.expanduser(config))
+    return Context(home=home_dir, state_dir=Path(settings.state_dir).absolute(),
+                   config_file=Path(env["DISTILL_CONFIG"]) if config else
+                   Path(settings.state_dir).absolute() / "config.toml",
+                   command=argv, env=dict(sorted(env.items())), home_given=bool(given))
 
 
 @dataclass
-class Result:
+class HookResult:
     agent: str
     action: str
     dry_run: bool
@@ -128,7 +153,7 @@ def plan_for(agent: str, action: str, ctx: Context) -> Plan:
     return plan
 
 
-def apply(plan: Plan, ctx: Context, *, dry_run: bool) -> Result:
+def apply(plan: Plan, ctx: Context, *, dry_run: bool) -> HookResult:
     diff = "".join(c.diff() for c in plan.changes)
     backups: dict[str, str | None] = {}
     if not dry_run:
@@ -141,7 +166,7 @@ def apply(plan: Plan, ctx: Context, *, dry_run: bool) -> Result:
                 backups[str(c.path)] = str(backup)
             _write(c)
         _update_manifest(plan, ctx, backups)
-    return Result(plan.agent, plan.action, dry_run, [str(c.path) for c in plan.changes],
+    return HookResult(plan.agent, plan.action, dry_run, [str(c.path) for c in plan.changes],
                   [b for b in backups.values() if b], diff, plan.notes)
 
 

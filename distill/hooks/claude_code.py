@@ -57,8 +57,13 @@ def install(plan: Plan, ctx: Context) -> None:
     def add_hook(before: str | None) -> str | None:
         data = load_json(before, settings)
         groups = data.setdefault("hooks", {}).setdefault("SessionEnd", [])
-        if any(_is_ours(h) for g in groups if isinstance(g, dict) for h in g.get("hooks", [])):
-            return before
+        ours = [h for g in groups if isinstance(g, dict) for h in g.get("hooks", []) if _is_ours(h)]
+        if ours:  # installed before: brought up to this install's command and paths
+            if all(h.get("command") == hook_command(ctx) for h in ours):
+                return before
+            for h in ours:
+                h["command"] = hook_command(ctx)
+            return dump_json(data, before)
         groups.append({"hooks": [{"type": "command", "command": hook_command(ctx)}]})
         plan.added["hook"] = "SessionEnd"
         return dump_json(data, before)

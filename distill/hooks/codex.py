@@ -27,7 +27,7 @@ def config_path(ctx: Context) -> Path:
 
 
 def notify_argv(ctx: Context) -> list[str]:
-    return [*ctx.command, "enqueue", "--agent", AGENT_ID, "--session-file", "-"]
+    return ctx.argv("enqueue", "--agent", AGENT_ID, "--session-file", "-")
 
 
 def _source(ctx: Context) -> dict[str, str]:
@@ -48,6 +48,12 @@ def install(plan: Plan, ctx: Context) -> None:
             doc["mcp_servers"] = servers
         wanted = {"command": ctx.command[0], "args": [*ctx.command[1:], "mcp", "--agent", AGENT_ID]}
         current = servers.get(SERVER)
+        now = current.unwrap() if current is not None else {}
+        mine = current is not None and now.get("args", [])[-3:] == ["mcp", "--agent", AGENT_ID]
+        if mine and (now.get("command"), now.get("args"), now.get("env") or {}) != (
+                wanted["command"], wanted["args"], ctx.env):
+            del servers[SERVER]  # installed before with another command or other paths: written anew
+            current = None
         if current is None:
             table = tomlkit.table()
             table["command"] = wanted["command"]
@@ -60,11 +66,15 @@ def install(plan: Plan, ctx: Context) -> None:
             servers[SERVER] = table
             plan.added["mcp_server"] = SERVER
             changed = True
-        elif current.unwrap().get("args", [])[-3:] != ["mcp", "--agent", AGENT_ID]:
+        elif not mine:
             plan.notes.append(f"{path} already has [mcp_servers.{SERVER}] that is not distill's; left it as it is")
         notify = doc.get("notify")
         if notify is None:
             doc["notify"] = notify_argv(ctx)
+            plan.added["notify"] = True
+            changed = True
+        elif list(notify.unwrap())[-5:] == notify_argv(ctx)[-5:] and list(notify.unwrap()) != notify_argv(ctx):
+            doc["notify"] = notify_argv(ctx)  # ours, installed before with another command or other paths
             plan.added["notify"] = True
             changed = True
         elif list(notify.unwrap()) != notify_argv(ctx):

@@ -57,7 +57,8 @@ class MemoryStore:
         self.db = db
         self.table = table
         self._embedder = embedder
-        self.dim = tbl.vector_dim(table.schema)
+        # table None: :meth:`empty`, a stand-in for a store with no table yet (dry runs only)
+        self.dim = tbl.vector_dim(table.schema) if table is not None else self.embedder.dim
         self.index = DedupIndex(self.dim)
         self.redacted: Counter = Counter()  # secrets removed from drafts, by kind
 
@@ -96,6 +97,25 @@ class MemoryStore:
                 tbl.ensure_fts(table)
         return store
 
+    @classmethod
+    def open_existing(cls, settings: "Settings", *, embedder: Embedder | None = None,
+                      check_embedder: bool = True) -> "MemoryStore | None":
+        """Open read-only (as ``open(read_only=True)``), or None when there is no table yet:
+        for readers to whom a store with nothing stored is an empty answer, not an error.
+        A missing ``db`` folder is not looked into (connecting would create it)."""
+        if not Path(settings.db).is_dir():
+            return None
+        db = tbl.connect(settings.db)
+        if tbl.open_table(db, settings.table) is None:
+            return None
+        return cls.open(settings, embedder=embedder, check_embedder=check_embedder, read_only=True)
+
+    @classmethod
+    def empty(cls, settings: "Settings", *, embedder: Embedder | None = None) -> "MemoryStore":
+        """A store with no table, for a dry run where none exists yet: every decision is taken
+        against nothing stored (drafts of the same call still dedup each other); writing raises."""
+        return cls(settings, None, None, embedder)
+
     @staticmethod
     def _lock(settings: "Settings") -> FileLock:
         return FileLock(settings.store_lock_path, purpose="writing to the memory store").acquire(
@@ -132,14 +152,23 @@ class MemoryStore:
     def check_duplicate(self, text: str, scope: str = "global") -> Verdict:
         """The store's own duplicate decision for one memory text, writing nothing:
         ``Verdict(decision, id, reason)`` — the row it duplicates, or the nearest row it was
-        compared with and what kept them apart (see ``dedup.decide``)."""
+        compared with and what kept them apart (see ``dedup.decide``). Like every check
+        (``check``, a dry-run import) it takes no write lock (see :meth:`_refresh`)."""
         draft = scrub_draft(MemoryDraft(text=text, scope=scope), self.redacted)
         vec = self._passages([draft.text])
-        with self._lock(self.settings):
+        self._refresh()
+        sidx = self.index.scope(draft.scope)
+        return decide(draft.text, sidx.nearest(vec, NEAREST)[0], self.settings.dedup_thresholds(),
+                      exact_id=sidx.exact(content_hash(draft.text)))
+
+    def _refresh(self) -> None:
+        """Bring the dedup copy up to the table's latest commit. Checks and dry runs call this
+        without the write lock: the lock only orders writers (check-then-insert); a read sees one
+        committed version whatever a writer is doing, so a check never writes the lock file and
+        never waits up to ``store_lock_timeout`` behind a writer. Its answer is the one for the
+        latest commit, as a check made a moment earlier or later would give."""
+        if self.table is not None:
             self.index.refresh(self.table)
-            sidx = self.index.scope(draft.scope)
-            return decide(draft.text, sidx.nearest(vec, NEAREST)[0], self.settings.dedup_thresholds(),
-                          exact_id=sidx.exact(content_hash(draft.text)))
 
     def _add(self, drafts: list[MemoryDraft], *, ids: list[str | None] | None = None,
              timestamps: list[int | None] | None = None, dry_run: bool = False) -> list[AddOutcome]:
@@ -147,6 +176,12 @@ class MemoryStore:
             return []
         drafts = [scrub_draft(d, self.redacted) for d in drafts]
         vecs = self._passages([d.text for d in drafts])
+        if dry_run:  # decisions only: no lock, nothing written (see _refresh)
+            self._refresh()
+            return self._decide_and_write(drafts, vecs, ids or [None] * len(drafts),
+                                          timestamps or [None] * len(drafts), dry_run=True)
+        if self.table is None:
+            raise ConfigError(f"there is no table {self.settings.table!r} in {self.settings.db} to write to")
         with self._lock(self.settings):
             self.index.refresh(self.table)
             return self._decide_and_write(drafts, vecs, ids or [None] * len(drafts),

@@ -7,18 +7,23 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from ..settings.core import AGENT_ID_RE, AGENT_ID_RULE
+
 CATEGORIES = ("preference", "fact", "decision", "entity", "other")
 Category = Literal["preference", "fact", "decision", "entity", "other"]
 SCOPE_RE = re.compile(r"^(global|(agent|custom|project|user):[^\s'\"\\]{1,128})$")
 
 
 def check_scope(scope: str) -> str:
-    """``global`` or ``<agent|custom|project|user>:<id>``; nothing else reaches a query string."""
-    if not SCOPE_RE.match(scope):
+    """``global`` or ``<agent|custom|project|user>:<id>``; nothing else reaches a query string.
+    The id of an ``agent:`` scope follows the one agent-id rule (``distill.settings.core``)."""
+    if not isinstance(scope, str) or not SCOPE_RE.match(scope):
         raise ValueError(
             f"scope {scope!r} is not valid: use 'global' or 'agent:<id>' "
             "(import also accepts custom:/project:/user:)"
         )
+    if scope.startswith("agent:") and not AGENT_ID_RE.match(scope[len("agent:"):]):
+        raise ValueError(f"scope {scope!r} is not valid: the agent id after 'agent:' must be {AGENT_ID_RULE}")
     return scope
 
 
