@@ -519,9 +519,11 @@ def test_auto_format_detection_copes_with_a_long_first_line(tmp_path):
     assert texts(b) == [fact(1)] and not res.errors
 
 
-def test_a_corrupt_pending_batch_file_is_reported_and_abort_releases_it(tmp_path):
-    """A pending batch whose file is garbage must not stall its transcripts silently: run and
-    status say it is unreadable and how to release it, and abort releases it by its id."""
+@pytest.mark.parametrize("damage", [b"garbage\n", b'{"version":1'])
+def test_a_corrupt_pending_batch_file_is_reported_and_abort_releases_it(tmp_path, damage):
+    """A pending batch whose file is garbage or cut short must not stall its transcripts
+    silently: run and status say it is unreadable and how to release it, and abort releases
+    it by its id."""
     import json
 
     s = settings_for(tmp_path)
@@ -529,7 +531,7 @@ def test_a_corrupt_pending_batch_file_is_reported_and_abort_releases_it(tmp_path
     f.write_bytes(header() + msg(fact(1)))
     res, _ = run(s)
     bf = Path(res.batch_file)
-    bf.write_bytes(b"garbage\n")
+    bf.write_bytes(damage)
     advice = f"`distill abort --batch-file {bf}`"
     for args in (["run"], ["status"]):
         p = cli(s, *args)
@@ -542,7 +544,7 @@ def test_a_corrupt_pending_batch_file_is_reported_and_abort_releases_it(tmp_path
     assert p.returncode == 1 and advice in p.stderr and "Traceback" not in p.stderr
     p = cli(s, "abort", "--batch-file", str(bf))
     assert p.stdout.startswith("aborted: 1 files")
-    assert not bf.exists() and (s.state.aborted / bf.name).read_bytes() == b"garbage\n"
+    assert not bf.exists() and (s.state.aborted / bf.name).read_bytes() == damage
     assert not Cursor.load(s.state.cursor).pending_batch_ids()
     res, b = run(s)  # the bytes are read again: nothing lost
     assert texts(b) == [fact(1)] and not res.errors

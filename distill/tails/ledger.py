@@ -101,21 +101,40 @@ _RELEASE = _IF_PENDING + (", `distill abort --batch-file {path}` releases its ra
                           "(the next run reads those bytes again)")
 
 
-def unreadable_pending(settings: Settings, cursor: Cursor) -> list[str]:
-    """A warning for each batch pending in ``cursor`` whose file is there but cannot be read as
-    a batch: its transcripts wait on it until it is aborted (a missing one is released by the
-    next run, see :func:`_reconcile`)."""
+def unreadable_pending(settings: Settings, cursor: Cursor, *, thorough: bool = True,
+                       skip: str | None = None) -> list[str]:
+    """A warning for each batch pending in ``cursor`` (but ``skip``) whose file is there but
+    cannot be read as a batch: its transcripts wait on it until it is aborted (a missing one is
+    released by the next run, see :func:`_reconcile`). Not ``thorough`` (every ``run``): only
+    whether the file is one whole JSON object, from its first and last bytes, so a run neither
+    decodes every pending batch nor loads the batch model; ``status`` and the distiller read
+    them whole."""
     out = []
     for bid in sorted(cursor.pending_batch_ids()):
         path = settings.state.batch(bid).absolute()
-        if not path.exists():
+        if bid == skip or not path.exists():
             continue
         try:
-            load_batch(path)
+            if thorough:
+                load_batch(path)
+            elif not _whole_object(path):
+                raise SchemaMismatch(f"batch file {path} is not one whole JSON object (cut short or overwritten); "
+                                     f"{_RELEASE.format(path=path)}")
         except DistillError as exc:
             n = len(cursor.entries_pending_on(bid))
             out.append(f"pending batch {bid} is unreadable, {n} file(s) wait on it: {exc}")
     return out
+
+
+def _whole_object(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 64))
+            tail = f.read(64)
+    except OSError:
+        return False
+    return head.lstrip().startswith(b"{") and tail.rstrip().endswith(b"}")
 
 
 def _cursor_pending_on(settings: Settings, batch_id: str) -> Cursor | None:
@@ -281,7 +300,7 @@ def _finish(settings: Settings, cursor: Cursor, walk: TailWalk, cpath: Path, t0:
         cursor.save()
     pending = [str(settings.state.batch(b).absolute()) for b in sorted(cursor.pending_batch_ids())]
     if pending:
-        unreadable = unreadable_pending(settings, cursor)
+        unreadable = unreadable_pending(settings, cursor, thorough=False, skip=walk.batch_id)
         if unreadable:
             walk.counters["pending_batch_unreadable"] += len(unreadable)
             walk.errors += unreadable
