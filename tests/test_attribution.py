@@ -25,6 +25,15 @@ SHAPES = [
     ("openclaw", "[Telegram Alice Chen id:5551203 +2m 2026-03-02 09:14 UTC] release with make release [message_id: 812]",
      "person", "release with make release", ["5551203", "message_id", "Telegram"]),
     ("openclaw", "[Telegram Bob Li id:88120 +1m 2026-03-02 10:01 UTC] hi there! [message_id: 901]", None, None, []),
+    # the audit's newer Feishu message: header, two metadata blocks, then the stamped message;
+    # the stamp goes too, as it does when it opens a turn
+    ("openclaw", "System: [2026-12-01 10:02:07 GMT+8] Feishu[cto] DM | 王磊 (ou_7f3a9c21d4e5b6a7c8d9e0f1a2b3c4d5) "
+                 "[msg:om_x100b4c2d9e8f7a6b5c4d3e2f1a0b9c8d]\n\nConversation info (untrusted metadata):\n```json\n"
+                 "{\n  \"message_id\": \"om_x100b4c2d9e8f7a6b5c4d3e2f1a0b9c8d\",\n  \"sender\": \"王磊\",\n"
+                 "  \"timestamp\": \"Mon 2026-12-01 10:02 GMT+8\"\n}\n```\n\nSender (untrusted metadata):\n```json\n"
+                 "{\n  \"label\": \"王磊 (ou_7f3a9c21d4e5b6a7c8d9e0f1a2b3c4d5)\",\n  \"name\": \"王磊\"\n}\n```\n\n"
+                 "[Mon 2026-12-01 10:02 GMT+8] 以后数据库迁移都用 alembic，不要再手写 SQL 脚本了。",
+     "person", "以后数据库迁移都用 alembic，不要再手写 SQL 脚本了。", ["[Mon", "GMT+8", "ou_7f3a", "王磊", "untrusted"]),
     ("openclaw", "System: [2026-03-05 08:00:01 GMT+1] WhatsApp gateway connected as +15550001111.\n\n"
                  "[WhatsApp +15552223333 +1m 2026-03-05 08:00 GMT+1] backups go to /mnt/backup/nightly",
      "person", "backups go to /mnt/backup/nightly", ["gateway connected", "WhatsApp"]),
@@ -86,6 +95,9 @@ def test_a_sub_agent_transcript_is_its_parents_words_and_its_own_work(tmp_path):
 @pytest.mark.parametrize("text,author,said", [
     ("[message_id: om_x100b531f570748a4eea0b1d53f8d0e7]\n听风: 以后每天中午发日报给我", "person", "以后每天中午发日报给我"),
     ("[WIP] the branch is not ready", "person", "[WIP] the branch is not ready"),
+    ("System: [2026-12-01 10:02:07 GMT+8] Feishu[cto] DM | 王磊 (ou_7f3a9c21d4e5b6a7c8d9e0f1a2b3c4d5)\n\n"
+     "[Mon 2026-12-01 10:02 GMT+8] 以后数据库迁移都用 alembic", "person", "以后数据库迁移都用 alembic"),
+    ("[Telegram Alice id:5551203 +2m 2026-03-02 09:14 UTC] [Tue 2026-03-02 09:14 UTC] ship it", "person", "ship it"),
     ("System: [2026-03-01 15:37:04 GMT+8] Exec completed (a, code 0) :: ok\n\nplease also run the linter", "person",
      "please also run the linter"),
     ("System (untrusted): [2026-04-18 14:58:51 GMT+8] Exec failed (b, code 2) :: boom", "platform",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from . import LazyPattern
-from .noise import is_noise
+from .noise import is_noise, strip_stamp
 
 TYPE_CHECKING = False  # not typing's: a run that reads a file need not import typing
 if TYPE_CHECKING:
@@ -71,9 +71,12 @@ def attribute(text: str) -> tuple[Author, str | None]:
 
 
 def _strip_chat_header(text: str) -> str:
+    """The message without its chat header or ``[message_id: …]`` marker, and without the
+    ``[Mon 2026-12-01 10:02 GMT+8]`` stamp that opens it once the envelope is gone (a newer
+    Feishu message: header line, metadata blocks, then the stamped message)."""
     if "[message_id:" in text:
         text = _MESSAGE_ID.sub("\n", text)
-    return _CHAT_HEADER.sub("", text.strip(), count=1).strip()
+    return strip_stamp(_CHAT_HEADER.sub("", text.strip(), count=1).strip()).strip()
 
 
 def _system_lines(text: str) -> tuple[Author, str]:

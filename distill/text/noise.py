@@ -43,6 +43,12 @@ _QUEUED = LazyPattern(r"(?m)^(?:\[Queued messages while agent was busy\]|---|Que
 _REPLY_TAG = LazyPattern(r"\[\[\s*reply_to[^\]\n]{0,80}\]\]\s*")
 
 
+def strip_stamp(text: str) -> str:
+    """``text`` without the ``[Thu 2026-04-09 14:48 GMT+8]`` stamp it opens with, if any
+    (also used after an envelope is removed: the stamp then opens what is left)."""
+    return _STAMP.sub("", text, count=1) if text.startswith("[") else text
+
+
 def strip_injected(text: str) -> str:
     """Remove what the runtime injected into a turn; keep what the person or model wrote."""
     if "<" in text:
@@ -54,8 +60,7 @@ def strip_injected(text: str) -> str:
     if "[" in text:  # one scan rules out the three below for most turns
         if "[Queued messages while agent was busy]" in text:
             text = _QUEUED.sub("", text)
-        if text.startswith("["):
-            text = _STAMP.sub("", text, count=1)
+        text = strip_stamp(text)
         if "[[" in text:
             text = _REPLY_TAG.sub("", text)
     return text.strip()
