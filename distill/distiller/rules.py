@@ -140,7 +140,12 @@ _CAUSE = re.compile(
     re.IGNORECASE,
 )
 _FIX_LABEL = re.compile(r"^(?:the\s+)?fix(?:ed)?\s*[:：]\s*", re.IGNORECASE)
-_SENTENCE_SPLIT = re.compile(r"(?<=[。！？!?；])|(?<=\.)\s+|\n+")
+# where a sentence may end: after 。！？!? (not ；, which joins the clauses of one sentence:
+# "…的原因是 X；更新 Y 后就好了" is a cause and its fix), after a period and whitespace, at a newline
+_SENTENCE_END = re.compile(r"[。！？!?]+|(?<=[.…])\s+|\n+")
+# an ellipsis that leaves something out inside a sentence: standing alone ("SELECT ... FOR
+# UPDATE", "run(...)") or followed by more of the sentence in lower case or Chinese
+_ELLIPSIS = re.compile(r"(?:\.{2,}|…)$")
 _CODE_BLOCK = re.compile(r"```.*?```", re.DOTALL)
 _TRACE = re.compile(r"\[tool exec failed:?\s*(.+?)\]?$", re.IGNORECASE | re.DOTALL)
 
@@ -247,8 +252,28 @@ def zh_keywords(text: str, kind: str, limit: int = 3) -> list[str]:
 
 
 def sentences(text: str) -> list[str]:
-    parts = _SENTENCE_SPLIT.split(_CODE_BLOCK.sub(" ", text))
-    return [p.strip() for p in parts if p and p.strip()]
+    text = _CODE_BLOCK.sub(" ", text)
+    parts, start = [], 0
+    for m in _SENTENCE_END.finditer(text):
+        if m.group(0)[0].isspace() and not m.group(0).startswith("\n") and _inside_sentence(text, m):
+            continue
+        parts.append(text[start:m.end()])
+        start = m.end()
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _inside_sentence(text: str, gap: re.Match) -> bool:
+    """The whitespace after a period does not end the sentence: the period is an ellipsis
+    that stands alone (``SELECT ... FOR UPDATE``) or that more of the same sentence follows
+    (``it hung... and then``, ``SELECT ... 做队列``)."""
+    before = text[max(0, gap.start() - 40):gap.start()]
+    dots = _ELLIPSIS.search(before)
+    if not dots:
+        return False
+    alone = dots.start() == 0 or before[dots.start() - 1].isspace()
+    nxt = text[gap.end():gap.end() + 1]
+    return alone or nxt.islower() or nxt.isdigit() or "\u4e00" <= nxt <= "\u9fff"
 
 
 def _quote(s: str, limit: int = MAX_QUOTE) -> str:

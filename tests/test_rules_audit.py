@@ -1,0 +1,33 @@
+"""Defects a blind audit found in the rules extractor (12 transcripts written, and their
+expected memories, before distill ran on them). The turns are the audit's own, as the tails
+wrote them into its batch."""
+
+from distill.distiller.rules import sentences
+
+from tests.test_rules_quality import distill
+
+REVERSED = ("等一下，我跟运维聊完了。改主意了：我们决定不用 Redis 了，改用 PostgreSQL 的 SELECT ... FOR UPDATE "
+            "SKIP LOCKED 做队列，因为不想为了队列再多维护一个 Redis 服务。")
+
+
+def test_an_ellipsis_inside_a_sentence_does_not_end_it(tmp_path):
+    (mem,) = distill([("person", REVERSED)], tmp_path)
+    assert "SELECT ... FOR UPDATE SKIP LOCKED 做队列，因为不想为了队列再多维护一个 Redis 服务。" in mem.text
+    assert sentences("it hung... and then died. Fine.") == ["it hung... and then died.", "Fine."]
+    assert sentences("call run(...) first. Then stop.") == ["call run(...) first.", "Then stop."]
+    # an ellipsis that ends a sentence still does
+    assert sentences("I waited... Then it worked.") == ["I waited...", "Then it worked."]
+
+
+def test_a_chinese_semicolon_does_not_cut_the_fix_from_its_cause(tmp_path):
+    (mem,) = distill([
+        ("person", "db 连不上了，billing-api 一直 502，帮我看看"),
+        ("tool", '[tool exec failed: exec: psql: error: connection to server at "db.internal" (10.0.3.4), port 5432 '
+                 'failed: FATAL:  password authentication failed for user "billing"]'),
+        ("person", "密码上周轮换过了，新密码是 [REDACTED:password]，有问题找运维张伟 [REDACTED:phone] 或者 [REDACTED:email]"),
+        ("assistant", "我更新一下 .env 里的 DATABASE_URL。"),
+        ("assistant", "修复了：password authentication failed 是因为密码轮换后 .env 里的 DATABASE_URL 还是旧密码；"
+                      "更新 DATABASE_URL 并重启 billing-api 后 psql 连接成功，502 也消失了。"),
+    ], tmp_path)
+    assert "更新 DATABASE_URL 并重启 billing-api" in mem.text
+    assert "REDACTED" not in mem.text
