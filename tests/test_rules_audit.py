@@ -31,3 +31,13 @@ def test_a_chinese_semicolon_does_not_cut_the_fix_from_its_cause(tmp_path):
     ], tmp_path)
     assert "更新 DATABASE_URL 并重启 billing-api" in mem.text
     assert "REDACTED" not in mem.text
+
+
+def test_a_preference_after_small_talk_naming_a_data_format_is_kept(tmp_path):
+    said = ("nice, thanks. oh and I prefer the CSV exports with semicolons as separators instead of commas, "
+            "our accountants open them in German Excel.")
+    (mem,) = distill([("person", said)], tmp_path)
+    assert mem.text.startswith('Preference (the user, verbatim): "oh and I prefer the CSV exports with semicolons')
+    assert "CSV" in mem.metadata["entity_keywords"] and "nice, thanks" not in mem.text
+    # the verb is not the application; small talk stays out
+    assert distill([("person", "I always excel at forgetting my umbrella, lol.")], tmp_path) == []

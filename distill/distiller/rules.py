@@ -92,6 +92,11 @@ _NOT_ENTITY = frozenset("go make it this that with for the to and run use new al
 _PLATFORM_ID = re.compile(r"^(?:o[ucmn]_[0-9a-f]{8,}|\d{6,}|[0-9a-f]{16,}|[\w-]*[0-9a-f]{8}-[0-9a-f]{4}-[\w-]+)$")
 _BRACKETS = {")": "(", "]": "[", "}": "{"}
 _NAMED_RE = re.compile("|".join(re.escape(n) for n in _NAMED))
+# data formats and the applications that open them, as written in prose ("I prefer the CSV
+# exports with semicolons …, our accountants open them in German Excel"): a concrete name,
+# upper case or capitalised only (the verb "excel" is not one)
+_FORMAT_RE = re.compile(r"(?<![\w./-])(CSV|TSV|JSONL?|YAML|TOML|XML|PDF|HTML|SVG|Parquet|Excel|LibreOffice|"
+                        r"Google Sheets)(?![\w-])")
 
 _DECISION = re.compile(
     r"\b(?:we|i)(?:\s+have|'ve)?\s+decided\b|\bdecided to\b|\bdecision\s*[:：]|\bwe(?:'ll| will) go with\b|"
@@ -168,7 +173,8 @@ _LEXICON: list[tuple[re.Pattern, str]] = [(re.compile(p, re.IGNORECASE), zh) for
     (r"branch|merge|rebase|分支|合并", "分支管理"), (r"import|ModuleNotFoundError|导入|導入", "模块导入"),
     (r"venv|virtualenv|虚拟环境|虛擬環境", "虚拟环境"), (r"ssl|certificate|证书|憑證", "证书"),
     (r"disk|磁盘|磁碟", "磁盘空间"), (r"slow|performance|性能|效能|慢", "性能"), (r"backup|备份|備份", "备份"),
-    (r"release|publish|发布|發布", "发布"), (r"format|格式", "格式"), (r"path|路径|路徑", "路径"),
+    (r"release|publish|发布|發布", "发布"), (r"format|格式", "格式"),
+    (r"delimiter|separator|分隔符", "分隔符"), (r"spreadsheet|excel|\bcsv\b|电子表格|表格", "表格"), (r"path|路径|路徑", "路径"),
 ]]
 def _word_alternatives(pattern: str) -> re.Pattern:
     """English alternatives match only at a word start and never inside an identifier
@@ -200,7 +206,7 @@ def find_entities(text: str, limit: int = MAX_ENTITIES) -> list[str]:
     for rx in _ENTITY_RES:
         for m in rx.finditer(text):
             found.append((m.start(1), m.group(1).strip()))
-    for rx in (_OS_RE, _PACKAGE_RE, _MAKE_RE, _BRANCH_RE):
+    for rx in (_OS_RE, _PACKAGE_RE, _MAKE_RE, _BRANCH_RE, _FORMAT_RE):
         for m in rx.finditer(text):
             found.append((m.start(1), m.group(1)))
     for m in _NAMED_RE.finditer(text):
