@@ -41,3 +41,38 @@ def test_a_preference_after_small_talk_naming_a_data_format_is_kept(tmp_path):
     assert "CSV" in mem.metadata["entity_keywords"] and "nice, thanks" not in mem.text
     # the verb is not the application; small talk stays out
     assert distill([("person", "I always excel at forgetting my umbrella, lol.")], tmp_path) == []
+
+
+TRACEBACK = ("Traceback (most recent call last):\n  File \"/app/billing/export.py\", line 88, in write_rows\n"
+             "    out.write(line)\nUnicodeEncodeError: 'ascii' codec can't encode character '\\xe9' in position 14: "
+             "ordinal not in range(128)")
+NPM = "npm ERR! Missing script: \"test\"\n\nnpm ERR! To see a list of scripts, run:\nnpm ERR!   npm run\n"
+
+
+def test_a_failed_tools_trace_names_the_exception_not_a_generic_first_line(tmp_path):
+    from tests.test_attribution import read
+
+    oc = read(tmp_path / "oc", {"id": "s1", "format": "openclaw", "turns": [
+        ["user", "`python -m billing.export --month 2026-11` crashes in the container."],
+        ["tool_error", "exec", TRACEBACK]]})
+    assert [m["text"] for m in oc if m["role"] == "tool"] == [
+        "[tool exec failed: exec: UnicodeEncodeError: 'ascii' codec can't encode character '\\xe9' in position 14: "
+        "ordinal not in range(128)]"]
+    cx = read(tmp_path / "cx", {"id": "s2", "format": "codex", "turns": [
+        ["user", "can you run the tests quickly"],
+        ["tool_error", "shell", "Exit code: 1\nWall time: 0.4 seconds\nOutput:\n" + NPM]]})
+    assert [m["text"] for m in cx if m["role"] == "tool"] == ['[tool exec failed: shell: npm ERR! Missing script: "test"]']
+
+
+def test_a_traceback_cut_before_its_exception_and_a_chain_of_them():
+    from distill.sources.toolfail import first_error_line
+
+    assert first_error_line("Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n") == \
+        "Traceback (most recent call last):"
+    chain = ("Traceback (most recent call last):\n  File \"a.py\", line 3\nKeyError: 'month'\n\n"
+             "During handling of the above exception, another exception occurred:\n\n"
+             "Traceback (most recent call last):\n  File \"a.py\", line 5\nbilling.errors.ExportFailed: no month\n")
+    assert first_error_line(chain) == "billing.errors.ExportFailed: no month"
+    assert first_error_line("Error:\n  connection refused by db.internal:5432\n") == \
+        "connection refused by db.internal:5432"
+    assert first_error_line("build failed\n") == "build failed"

@@ -247,29 +247,41 @@ def test_a_session_id_from_the_transcript_cannot_smuggle_a_path():
 
 def test_a_trace_quotes_the_first_line_that_mentions_an_error():
     """``first_error_line`` searches the whole output at once; it must give what reading it
-    line by line (``str.splitlines``, headers and blank lines skipped) gives."""
+    line by line (``str.splitlines``, headers and blank lines skipped) gives: the first line
+    mentioning an error that says more than a prefix ("npm ERR!", "Error:"), a traceback's
+    closing exception, else the first bare one, else the last line."""
     import random
     import re
 
-    from distill.sources.toolfail import first_error_line
+    from distill.sources.toolfail import exception_line, first_error_line
 
     mentions = re.compile(r"(?i)\b(?:error|errors|failed|failure|fatal|exception|traceback|panic|denied|not found|"
-                          r"cannot|could not|unable to|no such|refused|timed out|enoent|eacces)\b|错误|失败")
+                          r"cannot|could not|unable to|no such|refused|timed out|enoent|eacces)\b|\berr!|"
+                          r"错误|失败")
+    bare = re.compile(r"(?i)[\W_]*(?:[\w.-]+[ \t]+)?(?:error|errors|err!|failed|failure|fatal|exception|panic)[\W_]*")
     header = re.compile(r"^(?:exit code:|wall time:|output:|process exited with code|chunk id:|original token count:)")
 
     def by_lines(output: str) -> str:
-        last = ""
-        for raw in output.splitlines():
+        last, first_bare = "", ""
+        lines = output.splitlines()
+        for i, raw in enumerate(lines):
             line = raw.strip()
             if line and not header.match(line.lower()):
                 if mentions.search(line):
-                    return line
+                    if re.match(r"(?i)[\W_]*traceback \(most recent call last\)", line):
+                        return exception_line(lines[i + 1:]) or line  # line by line already
+                    if not bare.fullmatch(line):
+                        return line
+                    first_bare = first_bare or line
                 last = line
-        return last
+        return first_bare or last
 
     rng = random.Random(3)
     breaks = ["\n", "\r\n", "\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029", "\n\n", " "]
-    words = PIECES + ["Output: error x", "not\nfound", "xerror", "errors", "TRACEBAC\u212a", "\u3000error"]
+    words = PIECES + ["Output: error x", "not\nfound", "xerror", "errors", "TRACEBAC\u212a", "\u3000error",
+                      "npm ERR!", "npm ERR! Missing script: \"test\"", "  File \"a.py\", line 3", "KeyError: 'k'",
+                      "UnicodeEncodeError: 'ascii' codec", "During handling of the above exception:", "Traceback",
+                      "Traceback (most recent call last):", "build failed"]
     for _ in range(5000):
         output = "".join(rng.choice(words) + rng.choice(breaks) for _ in range(rng.randint(0, 10)))
         assert first_error_line(output) == by_lines(output), repr(output)

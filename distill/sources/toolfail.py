@@ -41,8 +41,16 @@ _STARTS_RE = LazyPattern(r"^[\W_]*(?:" + "|".join(_STARTS) + r")\b")
 # what a trace quotes: the first line mentioning any of these
 _MENTIONS_ERROR = LazyPattern(
     r"(?i)\b(?:error|errors|failed|failure|fatal|exception|traceback|panic|denied|not found|cannot|"
-    r"could not|unable to|no such|refused|timed out|enoent|eacces)\b|错误|失败"
+    r"could not|unable to|no such|refused|timed out|enoent|eacces)\b|\berr!|错误|失败"
 )
+# a line that is only a tool's prefix or a bare verdict, with no message: "npm ERR!", "Error:",
+# "build failed" — the line that says what went wrong comes after it
+_BARE = LazyPattern(r"(?i)[\W_]*(?:[\w.-]+[ \t]+)?(?:error|errors|err!|failed|failure|fatal|exception|panic)[\W_]*")
+_TRACEBACK = LazyPattern(r"(?i)[\W_]*traceback \(most recent call last\)")
+# the line that ends a Python traceback: the exception, unindented ("UnicodeEncodeError: …",
+# "billing.errors.ExportFailed: …", "KeyboardInterrupt")
+_EXCEPTION_LINE = LazyPattern(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?::[ \t]|:?$)")
+_CHAINED = ("During handling of the above exception", "The above exception was the direct cause")
 # header lines Codex puts before the real output
 _HEADER = LazyPattern(r"^(?:exit code:|wall time:|output:|process exited with code|chunk id:|original token count:)")
 _EXIT = LazyPattern(r"(?:exit code:|exited with code) *(-?\d+)")
@@ -91,19 +99,48 @@ def header_exit_code(output: str) -> int | None:
 def first_error_line(output: str) -> str:
     """For a trace: the first line that mentions an error, else the last non-empty line
     (compilers and test runners end with their verdict). Lines as ``str.splitlines`` cuts
-    them, headers skipped. The mention is searched for in the whole output, not line by
-    line: a failed tool's output can be hundreds of KB, and its first lines usually say it."""
-    pos = 0
+    them, headers skipped. A line that is only a prefix or a verdict ("npm ERR!", "Error:")
+    gives way to a later one with a message; a Python traceback is described by the
+    exception that ends it, not by its "Traceback (most recent call last):" header. The
+    mention is searched for in the whole output, not line by line: a failed tool's output
+    can be hundreds of KB, and its first lines usually say it. (Which outputs failed is
+    ``error_line``'s and the bytes pre-test's to say; this only picks the line.)"""
+    pos, bare = 0, ""
     while (m := _MENTIONS_ERROR.search(output, pos)) is not None:
         start, pos = _line_around(output, m.start())
         line = output[start:pos].strip()
-        if not _HEADER.match(line.lower()):
+        if _HEADER.match(line.lower()):
+            continue
+        if _TRACEBACK.match(line):
+            return exception_line(output[pos:].splitlines()) or line
+        if not _BARE.fullmatch(line):
             return line
+        bare = bare or line
+    if bare:
+        return bare
     for raw in reversed(output.splitlines()):
         line = raw.strip()
         if line and not _HEADER.match(line.lower()):
             return line
     return ""
+
+
+def exception_line(lines: list[str]) -> str | None:
+    """The exception a Python traceback ends with, given the lines after its header: the
+    first unindented line naming an exception; through a chain ("During handling of the
+    above exception, …"), the last one raised. None when the traceback was cut off."""
+    found, chained = None, True
+    for raw in lines:
+        line = raw.strip()
+        if not line:
+            continue
+        if found is not None and not chained:
+            if not line.startswith(_CHAINED):
+                break
+            chained = True
+        elif chained and not raw[0].isspace() and _EXCEPTION_LINE.match(line):
+            found, chained = line, False
+    return found
 
 
 # what str.splitlines() cuts at
