@@ -76,3 +76,22 @@ def test_a_traceback_cut_before_its_exception_and_a_chain_of_them():
     assert first_error_line("Error:\n  connection refused by db.internal:5432\n") == \
         "connection refused by db.internal:5432"
     assert first_error_line("build failed\n") == "build failed"
+
+
+def keywords(mem) -> list[str]:
+    return mem.text.rsplit("Keywords (zh): ", 1)[1].split("; ")
+
+
+def test_keywords_are_whole_commands_and_code_never_the_text_between_two_code_spans(tmp_path):
+    (rule,) = distill([("person", "/remember always run pnpm lint --fix before pushing; CI on the frontend repo "
+                                  "fails on lint warnings")], tmp_path)
+    assert "pnpm lint --fix" in keywords(rule) and "--fix" not in keywords(rule) and "pnpm" not in keywords(rule)
+    (pitfall,) = distill([
+        ("tool", "[tool exec failed: exec: git@github.com: Permission denied (publickey).]"),
+        ("assistant", "The default key is not authorised for acme/infra; the deploy key is ~/.ssh/infra_deploy."),
+        ("assistant", "Fix: cloning acme/infra needs the deploy key — `GIT_SSH_COMMAND='ssh -i ~/.ssh/infra_deploy -o "
+                      "IdentitiesOnly=yes' git clone ...` works where the default key gets `Permission denied "
+                      "(publickey)`. terraform/ is 412 KiB."),
+    ], tmp_path)
+    assert not any("works where" in k for k in keywords(pitfall))
+    assert {"GIT_SSH_COMMAND", "git clone"} <= set(keywords(pitfall))

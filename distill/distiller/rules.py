@@ -52,11 +52,17 @@ _TOOL_RE = re.compile(
     r"(?<![\w./-])(" + "|".join(sorted(map(re.escape, _TOOLS), key=len, reverse=True)) + r")"
     r"(?:\s+(install|add|remove|uninstall|run|exec|build|push|pull|commit|rebase|merge|checkout|switch|"
     r"clone|status|restart|start|stop|enable|disable|logs|apply|get|describe|sync|lock|update|upgrade|"
-    r"init|test|publish|compose|ci|dlx|tool|venv|reset|stash|config|daemon-reload|fetch|diff|log))?(?![\w-])",
+    r"init|test|publish|compose|ci|dlx|tool|venv|reset|stash|config|daemon-reload|fetch|diff|log|"
+    r"lint|check|format|fmt|dev|serve|typecheck|audit|outdated|prune))?(?![\w-])"
+    # the long flags a subcommand is given: "pnpm lint --fix" is one command, not "pnpm" and
+    # "--fix" (a short flag often takes a value: "git commit -m" would be half of one)
+    r"((?:[ \t]+--[a-z][\w-]*)*)(?![\w-])",
     re.IGNORECASE,
 )
+# backticked code, the backticks paired in order: the text *between* two spans ("` works
+# where the default key gets `" after a span too long to keep) is never one
+_BACKTICKS = re.compile(r"`([^`\n]*)`")
 _ENTITY_RES = [
-    re.compile(r"`([^`\n]{2,60})`"),
     re.compile(r"(?<![\w@])((?:~|\.{1,2})?/?(?:[\w.@-]+/)+[\w.@-]+/?)"),  # paths
     re.compile(r"(?<![\w/.-])([\w-]+\.(?:py|js|ts|tsx|json|jsonl|toml|ya?ml|md|sh|txt|lock|cfg|ini|conf|"
                r"service|timer|plist|rs|go|env|sql|csv|log))(?![\w])"),
@@ -203,6 +209,10 @@ def find_entities(text: str, limit: int = MAX_ENTITIES) -> list[str]:
             found.append((m.start(), m.group(0)))
         else:
             found.append((m.start(1), tool))
+    for m in _BACKTICKS.finditer(text):
+        code = m.group(1)
+        if 2 <= len(code) <= 60 and code == code.strip():
+            found.append((m.start(1), code))
     for rx in _ENTITY_RES:
         for m in rx.finditer(text):
             found.append((m.start(1), m.group(1).strip()))
