@@ -95,3 +95,36 @@ def test_keywords_are_whole_commands_and_code_never_the_text_between_two_code_sp
     ], tmp_path)
     assert not any("works where" in k for k in keywords(pitfall))
     assert {"GIT_SSH_COMMAND", "git clone"} <= set(keywords(pitfall))
+
+
+def test_a_sentence_with_a_word_starting_with_e_is_not_an_error(tmp_path):
+    """The audit's T4 session (the traceback traced as the tails trace it now): "encoding"
+    read as an errno name made the assistant's plan the pitfall's symptom."""
+    mems = distill([
+        ("person", "The billing export job is failing since yesterday, can you look? "
+                   "`python -m billing.export --month 2026-11` crashes in the container."),
+        ("assistant", "Reproducing it."),
+        ("tool", "[tool exec failed: exec: UnicodeEncodeError: 'ascii' codec can't encode character '\\xe9' in "
+                 "position 14: ordinal not in range(128)]"),
+        ("assistant", "A customer name with an accent (Café Müller) hits an ASCII stdout. The container's locale is "
+                      "POSIX. Let me look at the image before changing anything."),
+        ("person", "ok. the docker build has been super slow too btw, no idea why"),
+        ("assistant", "Rebuilding to see."),
+        ("tool", '[tool exec failed: exec: #7 ERROR: failed to solve: failed to compute cache key: failed to '
+                 'calculate checksum of ref: "/requirements.lock": not found]'),
+        ("assistant", "That build error is separate: .dockerignore excludes `*.lock`, so requirements.lock never "
+                      "reaches the build context and the cache is busted every time. I'll leave it for now and come "
+                      "back to the export."),
+        ("person", "sure, export first"),
+        ("assistant", "Running the export test."),
+        ("tool", "[tool exec failed: exec: FAILED tests/test_export.py::test_accented_names - UnicodeEncodeError: "
+                 "'ascii' codec can't encode character '\\xe9']"),
+        ("assistant", "Adding `ENV PYTHONIOENCODING=utf-8` and `LANG=C.UTF-8` to the Dockerfile and opening the CSV "
+                      "with encoding='utf-8'."),
+        ("assistant", "Fixed: the UnicodeEncodeError came from the POSIX locale in the container; setting `ENV "
+                      "PYTHONIOENCODING=utf-8` and `LANG=C.UTF-8` in the Dockerfile solved it, and `python -m "
+                      "billing.export --month 2026-11` now writes the file. tests/test_export.py passes."),
+    ], tmp_path)
+    (pitfall,) = [m for m in mems if m.text.startswith("Pitfall:")]
+    assert pitfall.text.startswith("Pitfall: exec: ") and "UnicodeEncodeError" in pitfall.text.split(" Fix: ")[0]
+    assert "Adding" not in pitfall.text and "requirements.lock" not in pitfall.text

@@ -132,8 +132,10 @@ _QUESTION = re.compile(r"[?？]\s*$|吗[。.]?\s*$|^\s*(?:should|shall|can|could
                        re.IGNORECASE)
 _REASON = re.compile(r"^\s*(?:because|since|as|reason|因为|因為|由于|由於|原因)", re.IGNORECASE)
 _ERROR = re.compile(
-    r"\[tool exec failed|Traceback \(most recent call last\)|\b[A-Z][A-Za-z]+(?:Error|Exception)\b|"
-    r"\berror\b\s*[:：]|\bfailed\b|\bE[A-Z]{3,12}\b|command not found|permission denied|no such file|"
+    # an error's name and an errno are read in their own case: under IGNORECASE "\bE[A-Z]{3,12}\b"
+    # was any word of 4-13 letters starting with e ("encoding", "everything")
+    r"\[tool exec failed|Traceback \(most recent call last\)|(?-i:\b[A-Z][A-Za-z]+(?:Error|Exception)\b)|"
+    r"\berror\b\s*[:：]|\bfailed\b|(?-i:\bE[A-Z]{3,12}\b)|command not found|permission denied|no such file|"
     r"exit (?:code|status) [1-9]|\b[45]\d\d (?:Too Many|Internal|Not Found|Forbidden|Bad|Service)|"
     r"报错|錯誤|错误|失败|失敗|异常|異常",
     re.IGNORECASE,
