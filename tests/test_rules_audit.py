@@ -128,3 +128,20 @@ def test_a_sentence_with_a_word_starting_with_e_is_not_an_error(tmp_path):
     (pitfall,) = [m for m in mems if m.text.startswith("Pitfall:")]
     assert pitfall.text.startswith("Pitfall: exec: ") and "UnicodeEncodeError" in pitfall.text.split(" Fix: ")[0]
     assert "Adding" not in pitfall.text and "requirements.lock" not in pitfall.text
+
+
+def test_a_decision_reversed_later_in_the_session_is_not_kept_beside_its_reversal(tmp_path):
+    mems = distill([
+        ("person", "任务队列这块我们决定用 Redis + RQ，因为团队里大家都熟悉。"),
+        ("assistant", "好的，我先把 RQ 的 worker 骨架搭起来。"),
+        ("assistant", "RQ worker 骨架已经在 jobs/worker.py 里了。"),
+        ("person", REVERSED),
+        ("assistant", "明白，撤掉 rq 和 redis，改成基于 PostgreSQL SKIP LOCKED 的队列表 jobs_queue。"),
+    ], tmp_path)
+    assert [m.text.split("\n")[0] for m in mems if m.category == "decision"] == [
+        'Decision (the user, verbatim): "改主意了：我们决定不用 Redis 了，改用 PostgreSQL 的 SELECT ... FOR UPDATE SKIP '
+        'LOCKED 做队列，因为不想为了队列再多维护一个 Redis 服务。"']
+    # two decisions about different things both stand
+    both = distill([("person", "We decided to deploy with `make release` only."),
+                    ("person", "We decided to keep Postgres 16; scratch that idea of moving to MySQL.")], tmp_path)
+    assert len([m for m in both if m.category == "decision"]) == 2

@@ -299,6 +299,30 @@ def _quote(s: str, limit: int = MAX_QUOTE) -> str:
     return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
 
 
+# a decision that says it reverses an earlier one: "改主意了：我们决定不用 Redis 了", "we changed our
+# mind", "scratch that", "no longer use …"
+_REVERSAL = re.compile(
+    r"改主意|改变主意|改變主意|不用\s*\S{1,30}?\s*了|不再用|换掉|換掉|撤掉|推翻|"
+    r"\b(?:changed? (?:my|our) minds?|scratch that|on second thought|reverse (?:the|that|our) decision|"
+    r"no longer (?:use|go with)|not (?:use|go with) \S+ after all)\b",
+    re.IGNORECASE,
+)
+
+
+def _drop_superseded(found: list[CandidateOut], entities: list[str], counters: Counter) -> list[CandidateOut]:
+    """An earlier decision of the chunk about what a reversing decision names (Redis in "我们决定
+    用 Redis + RQ" … "改主意了：我们决定不用 Redis 了，改用 PostgreSQL …") is no longer current:
+    only the later one is kept, the earlier one counted ``dropped_superseded``."""
+    names = {e.lower() for e in entities}
+    kept = []
+    for c in found:
+        if c.category == "decision" and names & {e.lower() for e in c.entity_keywords}:
+            counters["dropped_superseded"] += 1
+        else:
+            kept.append(c)
+    return kept
+
+
 def _author(msg: Any) -> str:
     """Who wrote a batch message (batches written before ``author`` existed: by its role)."""
     return msg.author or {"user": "person", "assistant": "assistant"}.get(msg.role, "tool")
@@ -327,13 +351,15 @@ class RulesExtractor:
 
     def extract(self, chunk: Chunk, budget: Any = None) -> Extraction:
         turns = chunk.turns()
-        found = [*self._statements(turns), *self._pitfalls(turns)]
-        return Extraction(candidates=found, counters=Counter(candidates_proposed=len(found)))
+        counters: Counter = Counter()
+        found = [*self._statements(turns, counters), *self._pitfalls(turns)]
+        counters["candidates_proposed"] += len(found) + counters["dropped_superseded"]
+        return Extraction(candidates=found, counters=counters)
 
     def close(self) -> None:
         pass
 
-    def _statements(self, turns: list) -> list[CandidateOut]:
+    def _statements(self, turns: list, counters: Counter) -> list[CandidateOut]:
         out: list[CandidateOut] = []
         for tid, msg in turns:
             author = _author(msg)
@@ -356,6 +382,8 @@ class RulesExtractor:
                     continue
                 who = "the user" if author == "person" else "the assistant"
                 text = f'{_KIND_PREFIX[kind]} ({who}, verbatim): "{_quote(quote, 400)}"'
+                if kind == "decision" and _REVERSAL.search(quote):
+                    out = _drop_superseded(out, entities, counters)
                 out.append(self._candidate(kind, text, entities, quote, [tid]))
         return out
 
