@@ -364,3 +364,19 @@ def test_an_unknown_agent_is_named_and_an_invalid_one_is_a_usage_error(world, mo
     assert r.returncode == 0 and "allow-list" in r.stdout
     r = cli("backfill", "--dry-run", "--agent", "main")
     assert r.returncode == 0 and "warning:" not in r.stdout and "would read 1 file," in r.stdout
+
+
+def test_history_the_main_run_read_from_byte_0_is_not_distilled_again(world):
+    """No `init`: the hourly run read every file from its start. A backfill after it (the
+    archive's history, say) must not pay to distil those turns a second time."""
+    write(world, "main", "a", FACTS[:3])
+    assert cli("run", "--distill").returncode == 0
+    stored = texts(world)
+    assert stored
+    old = write(world, "main", "b", FACTS[3:5])
+    old.rename(old.with_name("b.jsonl.reset.2026-11-30T10-00-00.000Z"))  # history the run never reads
+    dry = json.loads(cli("--json", "backfill", "--dry-run").stdout)
+    assert dry["estimate"]["turns"] == 2, dry  # the archive's two turns, none of the three already stored
+    r = json.loads(cli("--json", "backfill").stdout)
+    assert r["summary"]["turns"] == 2 and r["summary"]["counters"]["turns_already_read"] == 3, r
+    assert len(texts(world)) > len(stored)

@@ -156,6 +156,11 @@ class TailWalk:
     range it read pending on ``batch_id``. Files are only read; the one thing it writes is
     the digests of committed turns (``seen``), when a file is replaced, truncated or gone —
     :func:`dry_walks` gives it a ``seen`` that keeps those changes in memory.
+
+    A walk on another cursor than the main one (backfill's) drops the turns the main cursor
+    committed from the same file (``main_seen``): backfill reads a file up to where the main
+    cursor stood when it first met it, which is all of it when the main cursor read it from
+    byte 0, and those turns are stored already.
     """
 
     def __init__(self, settings: Settings, cursor: Cursor, batch_id: str,
@@ -163,6 +168,8 @@ class TailWalk:
         self.settings = settings
         self.cursor = cursor
         self.seen = seen if seen is not None else SeenTurns(cursor.path)
+        main = settings.state.cursor
+        self.main_seen = None if cursor.path.absolute() == main.absolute() else SeenTurns(main)
         self.batch_id = batch_id
         self.read_limit = read_limit
         self.counters: Counter = Counter()
@@ -488,7 +495,9 @@ class TailWalk:
             self.counters["lines_too_long"] += too_long
         skip = reader.in_long_line and not capped
         if entry.get("rewritten") and turns:
-            turns = self._drop_seen(key, turns)
+            turns = self._drop_seen(key, turns, self.seen)
+        if self.main_seen is not None and turns:
+            turns = self._drop_seen(key, turns, self.main_seen)
         if capped:
             self.capped.add(agent)
             self.counters["agent_message_cap_reached"] += 1
@@ -559,8 +568,8 @@ class TailWalk:
             self.errors.append(f"{path} at byte {offset}: the {type(exc).__name__} parser error "
                                f"'{exc}' skipped this line; please report it")
 
-    def _drop_seen(self, key: str, turns: list) -> list:
-        seen = self.seen.load(key)
+    def _drop_seen(self, key: str, turns: list, committed: SeenTurns) -> list:
+        seen = committed.load(key)
         kept = [t for t in turns if turn_digest(t.role, t.text) not in seen]
         self.counters["turns_already_read"] += len(turns) - len(kept)
         return kept
