@@ -10,6 +10,8 @@ Every error names what failed, which file or setting, and what to do. The CLI pr
     ├── TransientError           may succeed later (408/429/5xx, timeout, reset)
     │   └── MapFailed            some chunks gave no usable answer
     ├── PermanentError           retrying cannot fix it (400/401/403)
+    │   └── RequestRejected      the server refused this one request (too long, content
+    │                            policy), not the key, model or URL: its chunk is set aside
     ├── BudgetExceeded           the token budget would be exceeded
     ├── SchemaMismatch           a table or file has the wrong shape
     ├── InvalidTask              a task names something it may not; never retried
@@ -53,6 +55,13 @@ class MapFailed(TransientError):
 
 class PermanentError(DistillError):
     """A network call failed in a way retrying cannot fix (400/401/403): fix the setting named."""
+
+
+class RequestRejected(PermanentError):
+    """The server refused this one request for what it holds -- longer than the model's
+    context (400 ``context_length_exceeded``, 413), or a content-policy refusal -- rather than
+    for a setting that every request shares (key, model, URL). Sending it again unchanged
+    fails again, but the other requests may succeed: the distiller sets its chunk aside."""
 
 
 class BudgetExceeded(DistillError):

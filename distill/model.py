@@ -58,7 +58,7 @@ def __getattr__(name: str):
 class RunSummary(Record):
     """The one-line summary every run ends with, and its JSON twin."""
 
-    action: str = "noop"  # created | noop | pending | committed | distilled | ...
+    action: str = "noop"  # created | noop | pending | committed | partial (chunks wait) | distilled | ...
     files: int = 0
     bytes: int = 0
     turns: int = 0
@@ -82,9 +82,10 @@ class LastRun(Record, camel=True):
     """``<state>/last-run.json``: what ``distill status`` shows as the last run."""
 
     at_ms: int
-    action: str
+    action: str  # the summary's, or "failed": the run raised, ``error`` says what
     batch_file: str | None = None
-    summary: RunSummary
+    summary: RunSummary  # a failed run's: what it committed and spent before the failure
+    error: str | None = None  # a failed run's error message; absent from files written before it
 
 
 class BatchResult(Record, camel=True):

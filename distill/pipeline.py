@@ -4,8 +4,9 @@ Invariant served: a byte range is committed only after every memory drawn from i
 store. Progress is kept per chunk, beside the batch (:class:`~distill.model.BatchProgress`):
 each chunk's validated candidates are written as soon as it is mapped, marked stored once its
 memories are in the store, and a rerun maps only the chunks that never finished. A chunk that
-fails (its answer unusable after a second try, or the provider still failing after the retry
-policy) is set aside; the rest of the batch is stored and committed up to the first turn the
+fails (its answer unusable after a second try, the provider still failing after the retry
+policy, or the server refusing its request for what it holds: too long, a content policy) is
+set aside; the rest of the batch is stored and committed up to the first turn the
 set-aside chunk holds in each file (see docs/distiller.md). ``distill retry`` tries set-aside
 chunks again; ``distill retry --drop`` gives them up and commits their ranges.
 
@@ -26,7 +27,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 from .tails.ledger import load_progress, save_progress
 from .tails.state import distilling_lock
@@ -237,8 +239,16 @@ def _process(settings: Settings, path: Path, *, extractor: Extractor, budget: To
         summary.action = "distilled"
         if commit:
             holds = state.holds()
-            commit_partial(settings, path, holds, batch)
+            done = commit_partial(settings, path, holds, batch)
+            # what this call committed, not the batch's size: a held file, or a batch committed
+            # up to its held turns on an earlier run, adds only the bytes that moved now
+            summary.files, summary.bytes, summary.turns = done.files, done.bytes, done.turns
             summary.action = "partial" if holds else "committed"
+            if holds and not (done.files or result.calls or added or dup or result.counters["chunks_dropped"]):
+                # a batch waiting on its set-aside chunks, and nothing done to it: say nothing
+                # happened (its waiting chunks are still counted, so the summary recalls them)
+                summary.action = "noop"
+                summary.counters = {"chunks_waiting": set_aside}
             if not holds:
                 lock_path.unlink(missing_ok=True)  # whoever waits on it finds the batch gone and stops
             if progress:
@@ -304,15 +314,16 @@ def run_distill(settings: Settings, *, only_files: set[Path] | None = None,
                 file_filter: Callable[[Path, os.stat_result], bool] | None = None,
                 cursor_path: Path | None = None, read_limit: Callable[[str], int | None] | None = None,
                 progress: Progress | None = None) -> RunSummary:
-    """Retry pending batches, then cut and distil new ones until the tails are drained."""
-    from .tails.ledger import create_batch, pending_batches, record_last_run
+    """Retry pending batches, then cut and distil new ones until the tails are drained.
+
+    The total is recorded as the last run, also when the run fails (with the error, and what
+    was committed and spent before it)."""
+    from .tails.ledger import create_batch, pending_batches
 
     started = time.monotonic()
-    total = RunSummary(action="noop")
     extractor = make_extractor(settings)
     budget = TokenBudget(settings)
-    committed = 0
-    try:
+    with _recorded_run(settings, extractor, budget, started) as (total, actions):
         for path in pending_batches(settings, cursor_path=cursor_path):
             try:
                 part = _process(settings, Path(path), extractor=extractor, budget=budget, commit=True,
@@ -321,7 +332,7 @@ def run_distill(settings: Settings, *, only_files: set[Path] | None = None,
                 total.counters["batches_unreadable"] = total.counters.get("batches_unreadable", 0) + 1
                 _warn(total, [str(exc)])
                 continue
-            committed += part.action in ("committed", "partial")
+            actions[part.action] += 1
             _add(total, part)
         for _ in range(MAX_BATCHES_PER_RUN):
             made = create_batch(settings, only_files=only_files, file_filter=file_filter,
@@ -331,17 +342,54 @@ def run_distill(settings: Settings, *, only_files: set[Path] | None = None,
                 break
             part = _process(settings, Path(made.batch_file), extractor=extractor, budget=budget, commit=True,
                             progress=progress)
-            committed += part.action in ("committed", "partial")
+            actions[part.action] += 1
             _add(total, part)
-            if part.action not in ("committed", "partial"):
+            if part.action not in ("committed", "partial", "noop"):
                 break
-    finally:
-        extractor.close()
-    total.action = "committed" if committed else "noop"
-    total.counters["batches_committed"] = committed
-    total.seconds = time.monotonic() - started
-    record_last_run(settings, total)
     return total
+
+
+@contextmanager
+def _recorded_run(settings: Settings, extractor: Extractor, budget: TokenBudget,
+                  started: float) -> Iterator[tuple[RunSummary, Counter]]:
+    """The total of a run and the actions of its batches; on the way out the extractor is closed
+    and the total closed and recorded as the last run -- with the error, if the run raised."""
+    total, actions = RunSummary(action="noop"), Counter[str]()
+    try:
+        try:
+            yield total, actions
+        finally:
+            extractor.close()
+    except Exception as exc:
+        _record(settings, _close(total, actions, budget, started), error=exc)
+        raise
+    _record(settings, _close(total, actions, budget, started))
+
+
+def _close(total: RunSummary, actions: Counter, budget: TokenBudget | None, started: float) -> RunSummary:
+    """A run's total: ``partial`` when a batch it worked on still has chunks waiting, ``committed``
+    when it committed batches whole, else ``noop``; calls and tokens as the budget booked them
+    (so a run that failed mid-batch still shows what it spent)."""
+    total.action = "partial" if actions["partial"] else "committed" if actions["committed"] else "noop"
+    total.counters["batches_committed"] = actions["committed"]
+    if actions["partial"]:
+        total.counters["batches_partial"] = actions["partial"]
+    if budget is not None and budget.calls > total.llm_calls:
+        total.llm_calls, total.tokens = budget.calls, max(total.tokens, budget.run_used)
+    total.seconds = time.monotonic() - started
+    return total
+
+
+def _record(settings: Settings, total: RunSummary, error: BaseException | None = None) -> None:
+    """The last run for `distill status`; a failure to write it never hides the run's own error."""
+    from .tails.ledger import record_last_run
+
+    message = (str(error) or type(error).__name__) if error is not None else None
+    try:
+        record_last_run(settings, total, error=message)
+    except OSError:
+        if error is None:
+            raise
 
 
 def set_aside_batches(settings: Settings, cursor_path: Path | None = None) -> list[Path]:
@@ -362,7 +410,9 @@ def set_aside_batches(settings: Settings, cursor_path: Path | None = None) -> li
 def retry_failed(settings: Settings, *, drop: bool = False, batch_file: Path | None = None,
                  progress: Progress | None = None) -> RunSummary:
     """``distill retry``: map the set-aside chunks again (or, with ``drop``, give them up), store
-    what they yield and commit every range no chunk holds any more."""
+    what they yield and commit every range no chunk holds any more. One token budget for the
+    whole command, as for ``run --distill``; the total is recorded as the last run (also when
+    it fails), unless there was nothing to retry."""
     started = time.monotonic()
     total = RunSummary(action="noop")
     if batch_file:  # only a batch pending here, and only for its set-aside chunks
@@ -375,13 +425,11 @@ def retry_failed(settings: Settings, *, drop: bool = False, batch_file: Path | N
         total.seconds = time.monotonic() - started
         return total
     extractor = make_extractor(settings)
-    try:
+    budget = TokenBudget(settings)  # one for the whole command, as run_distill's
+    with _recorded_run(settings, extractor, budget, started) as (total, actions):
         for path in paths:
-            part = _process(settings, path, extractor=extractor, budget=TokenBudget(settings), commit=True,
+            part = _process(settings, path, extractor=extractor, budget=budget, commit=True,
                             progress=progress, retry_failed=not drop, drop_failed=drop)
+            actions[part.action] += 1
             _add(total, part)
-            total.action = part.action if total.action in ("noop", "committed") else total.action
-    finally:
-        extractor.close()
-    total.seconds = time.monotonic() - started
     return total

@@ -4,6 +4,10 @@ Providers translate their own exceptions into :class:`TransientError` (retry: 40
 5xx, timeouts, connection errors; carries Retry-After when the server sent one) or
 :class:`PermanentError` (fail fast: 400/401/403, with the provider's message and the
 setting to fix). This module then decides how long to wait and when to give up.
+
+``max_total`` bounds the whole call, waits included: a wait is cut to the time left, and a
+server's Retry-After longer than the time left stops the call at once (sleeping to the end of
+the budget only to be told "wait" again would spend it for nothing).
 """
 
 from __future__ import annotations
@@ -17,8 +21,6 @@ from tenacity import (
     RetryCallState,
     Retrying,
     retry_if_exception_type,
-    stop_after_attempt,
-    stop_after_delay,
     wait_exponential_jitter,
 )
 
@@ -45,12 +47,26 @@ class RetryPolicy:
         """
         backoff = wait_exponential_jitter(initial=self.initial, max=self.max_wait)
 
-        def wait(state: RetryCallState) -> float:
+        def asked(state: RetryCallState) -> float | None:
+            """The wait the server asked for (capped by ``max_wait``), if it said."""
             exc = state.outcome.exception() if state.outcome else None
-            delay = backoff(state)
             if isinstance(exc, TransientError) and exc.retry_after is not None:
-                delay = min(max(exc.retry_after, 0.0), self.max_wait)
-            return delay
+                return min(max(exc.retry_after, 0.0), self.max_wait)
+            return None
+
+        def left(state: RetryCallState) -> float:
+            return self.max_total - (state.seconds_since_start or 0.0)
+
+        def stop(state: RetryCallState) -> bool:
+            if state.attempt_number >= self.attempts or left(state) <= 0:
+                return True
+            server = asked(state)
+            return server is not None and server > left(state)
+
+        def wait(state: RetryCallState) -> float:
+            server = asked(state)
+            delay = backoff(state) if server is None else server
+            return max(0.0, min(delay, left(state)))
 
         def before_sleep(state: RetryCallState) -> None:
             exc = state.outcome.exception() if state.outcome else None
@@ -59,7 +75,7 @@ class RetryPolicy:
 
         retrying = Retrying(
             retry=retry_if_exception_type(TransientError),
-            stop=stop_after_attempt(self.attempts) | stop_after_delay(self.max_total),
+            stop=stop,
             wait=wait,
             before_sleep=before_sleep,
             reraise=True,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import Literal
 
 import pytest
@@ -128,13 +129,53 @@ def test_one_schema_rejection_in_the_script_falls_back(fake, tmp_path):
 
 
 def test_not_found_is_permanent_and_does_not_switch_modes(fake, tmp_path):
+    """A 404 that does not name response_format is the call's answer: one request (as
+    docs/providers.md says), not a json_schema refusal followed by a json_object try."""
     fake.default = ("status", 404, {}, "model 'qwen9' not found")
     p = provider(fake, tmp_path)
     with pytest.raises(PermanentError) as err:
         p.complete(REQ)
     assert "model 'qwen9' not found" in str(err.value) and "DISTILL_LLM_MODEL" in str(err.value)
-    assert len(fake.requests) == 2  # json_schema, then one json_object try; no retries
+    assert len(fake.requests) == 1
     assert not p.json_object_only
+
+
+def test_a_refused_json_schema_is_remembered_by_the_calls_own_retries(tmp_path):
+    """3 attempts against a server without json_schema whose JSON mode answers 429 twice:
+    json_schema once, then json_object only (4 requests; it was 6, json_schema re-sent each time)."""
+    busy = ("status", 429, {"Retry-After": "0"})
+    with FakeOpenAI([busy, busy, ("json", ANSWER)], json_schema=False) as fake:
+        p = provider(fake, tmp_path)
+        assert json.loads(p.complete(REQ).text) == ANSWER
+        p.complete(REQ)  # and later calls
+    assert [response_format_type(r) for r in fake.requests] == ["json_schema"] + ["json_object"] * 4
+
+
+def test_a_404_naming_response_format_is_a_schema_refusal(fake, tmp_path):
+    fake.push(("status", 404, {}, "response_format json_schema: unknown parameter"), ("json", ANSWER))
+    assert json.loads(provider(fake, tmp_path).complete(REQ).text) == ANSWER
+    assert [response_format_type(r) for r in fake.requests] == ["json_schema", "json_object"]
+
+
+def test_a_retry_after_longer_than_max_total_is_not_waited_for(fake, tmp_path):
+    """retry_max_total bounds the call, waits included: a 429 asking for 10 s with 3 s allowed
+    gives up at once rather than sleeping past the limit."""
+    fake.push(("status", 429, {"Retry-After": "10"}))
+    p = provider(fake, tmp_path, retry_max_wait=30.0, retry_max_total=3.0)
+    started = time.monotonic()
+    with pytest.raises(TransientError) as err:
+        p.complete(REQ)
+    assert time.monotonic() - started < 2.0 and len(fake.requests) == 1
+    assert err.value.retry_after == 10
+
+
+def test_a_wait_is_cut_to_the_time_left(fake, tmp_path):
+    """A Retry-After within max_wait but past what is left of max_total ends the call; one
+    that fits is waited for."""
+    fake.push(("status", 429, {"Retry-After": "0.3"}), ("json", ANSWER))
+    p = provider(fake, tmp_path, retry_max_wait=30.0, retry_max_total=5.0)
+    assert json.loads(p.complete(REQ).text) == ANSWER and len(fake.requests) == 2
+    assert fake.requests[1].at - fake.requests[0].at >= 0.25
 
 
 def test_missing_v1_suffix_is_pointed_out(fake, tmp_path):

@@ -73,7 +73,8 @@ def test_last_run_keeps_its_keys_and_a_damaged_one_is_not_shown(tmp_path):
     s.state_dir.mkdir(parents=True)
     record_last_run(s, RunSummary(action="created", files=1, turns=2), "/b.json")
     raw = orjson.loads((s.state_dir / "last-run.json").read_bytes())
-    assert list(raw) == ["atMs", "action", "batchFile", "summary"] and raw["summary"]["turns"] == 2
+    assert list(raw) == ["atMs", "action", "batchFile", "summary", "error"] and raw["summary"]["turns"] == 2
+    assert raw["error"] is None  # set only for a run that failed
     assert tail_status(s).last_run.summary.turns == 2
     (s.state_dir / "last-run.json").write_bytes(b'{"atMs": "yesterday"}')
     assert tail_status(s).last_run is None  # status stays usable; the next run rewrites the file
@@ -88,10 +89,12 @@ def test_a_last_run_written_by_the_msgspec_version_loads_and_a_bad_one_is_named(
            b'"bytes":0,"turns":0,"memories_added":0,"memories_duplicate":0,"llm_calls":0,"tokens":0,'
            b'"seconds":0.2,"counters":{"vanished":1}}}')
     last = decode(old, LastRun, "last-run.json: {error}")
-    assert (last.at_ms, last.batch_file, last.summary.files, last.summary.counters) == (
-        1796070004377, None, 3, {"vanished": 1})
-    # written back the same, with the field added since (the summary's warnings) at its default
-    assert orjson.dumps(to_builtins(last)) == old.replace(b'{"vanished":1}}', b'{"vanished":1},"errors":[]}')
+    assert (last.at_ms, last.batch_file, last.summary.files, last.summary.counters, last.error) == (
+        1796070004377, None, 3, {"vanished": 1}, None)
+    # written back the same, with the fields added since (the summary's warnings, a failed run's
+    # error) at their defaults
+    assert orjson.dumps(to_builtins(last)) == old.replace(b'{"vanished":1}}',
+                                                          b'{"vanished":1},"errors":[]},"error":null')
     bad = old.replace(b'"files":3', b'"files":"3"')
     with pytest.raises(SchemaMismatch, match=r"Expected `int`, got `str` - at `\$\.summary\.files`"):
         decode(bad, LastRun, "last-run.json: {error}")

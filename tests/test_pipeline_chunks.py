@@ -53,7 +53,7 @@ def test_one_chunk_failing_for_good_does_not_hold_the_rest(tmp_path):
     with FakeOpenAI([], default=by_agent(("raw", "I cannot answer in JSON, sorry"))) as fake:
         s = settings(tmp_path, llm="openai", llm_base_url=fake.base_url, llm_model="m", retry_attempts=1)
         summary = run_distill(s)
-        assert summary.action == "committed" and summary.counters["chunks_set_aside"] == 1
+        assert summary.action == "partial" and summary.counters["chunks_set_aside"] == 1  # a chunk waits
         assert [r.text.split("\n")[0] for r in stored(s)] == [MAIN_MEMORY["text"]]
         assert cursor_state(s)[str(main)] == (main.stat().st_size, {}), "the good chunk's file is committed"
         offset, pending = cursor_state(s)[str(ops)]
@@ -120,12 +120,15 @@ def test_a_rerun_maps_only_the_chunks_that_never_finished(tmp_path):
         else:
             raise AssertionError("a 401 must stop the batch")
         (batch,) = pending_batches(s)
-        assert len(load_progress(batch).chunks) == 2, "the two answered chunks are kept"
+        # every answered chunk is kept: the two before the 401, and one the single worker may
+        # already have started before the 401 stopped the rest
+        kept = len(load_progress(batch).chunks)
+        assert kept == len(fake.requests) - 1 and kept in (2, 3), "the answered chunks are kept"
         assert cursor_state(s)[str(path)][0] == 0
         before = len(fake.requests)
         summary = run_distill(s)
         chunks = summary.counters["chunks"]
-    assert chunks >= 4 and len(fake.requests) - before == chunks - 2  # only the unfinished ones
+    assert chunks >= 4 and len(fake.requests) - before == chunks - kept  # only the unfinished ones
     assert cursor_state(s)[str(path)] == (path.stat().st_size, {})
 
 

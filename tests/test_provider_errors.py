@@ -10,6 +10,7 @@ naming the key setting to fix; a refused connection is a TransientError naming t
 
 from __future__ import annotations
 
+import json
 import socket
 
 import numpy as np
@@ -17,7 +18,7 @@ import pytest
 
 from distill.config import load_settings
 from distill.distiller.schema import response_schema
-from distill.errors import PermanentError, TransientError
+from distill.errors import PermanentError, RequestRejected, TransientError
 from distill.providers import LLMRequest, get_provider
 from distill.store.embedders import make_embedder
 from tests.fakes import FakeGemini, FakeOpenAI
@@ -93,6 +94,47 @@ def test_401_fails_at_once_naming_the_key_setting(call):
     message = str(err.value)
     assert "API key rejected (401: " in message and KEY_SETTING[call.provider, call.use] in message
     assert len(fake.requests) == 1
+
+
+CONTEXT_LENGTH = json.dumps({"error": {  # what vLLM and OpenAI answer a prompt longer than the model's context
+    "message": "This model's maximum context length is 2048 tokens. However, you requested 5210 tokens "
+               "(3146 in the messages, 2064 in the completion). Please reduce the length of the messages.",
+    "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
+TOO_LONG = {  # per provider: the server's own answer to a request too long for the model
+    "openai": ("body", 400, CONTEXT_LENGTH, "application/json"),
+    "gemini": ("status", 400, {}, "The input token count (5210) exceeds the maximum number of tokens allowed (2048)."),
+}
+REFUSALS = {
+    "too long": TOO_LONG,
+    "413": {"openai": ("status", 413, {}, "Request too large"), "gemini": ("status", 413, {}, "Request too large")},
+    "content": {"openai": ("body", 400, json.dumps({"error": {
+        "message": "Your request was rejected as a result of our safety system.", "type": "invalid_request_error",
+        "param": None, "code": "content_policy_violation"}}), "application/json"),
+        "gemini": ("status", 400, {}, "The prompt was rejected: content_policy")},
+}
+
+
+@pytest.mark.parametrize("why", sorted(REFUSALS))
+def test_a_refusal_of_this_one_request_is_request_rejected_after_one_request(call, why):
+    """Too long for the model's context, a 413, a content-policy refusal: about this request, so
+    RequestRejected (the distiller sets the chunk aside), not the 'check DISTILL_LLM_MODEL and
+    DISTILL_LLM_BASE_URL' of a setting every request shares; a chat call that was too long
+    names the setting that shortens the next ones."""
+    with fake_for(call, [REFUSALS[why][call.provider]] * 3) as fake:
+        with pytest.raises(RequestRejected) as err:
+            call(fake.base_url)
+    message = str(err.value)
+    assert len(fake.requests) == 1 and "retrying will not help" not in message
+    if why != "content":
+        setting = "DISTILL_CHUNK_TOKENS" if call.use == "chat" else "DISTILL_EMBED_MODEL"
+        assert "too long" in message and setting in message
+
+
+def test_any_other_400_still_stops_as_a_permanent_error(call):
+    with fake_for(call, [("status", 400, {}, "Invalid value for 'temperature'")] * 3) as fake:
+        with pytest.raises(PermanentError) as err:
+            call(fake.base_url)
+    assert not isinstance(err.value, RequestRejected) and len(fake.requests) == 1
 
 
 def test_refused_connection_is_transient_naming_the_url_setting(call):

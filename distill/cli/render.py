@@ -120,7 +120,11 @@ def _status(r) -> str:
     out = [f"cursor: {r.cursor_path} ({len(r.files)} files)"]
     if r.last_run:
         when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(r.last_run.at_ms / 1000))
-        out.append(f"last run: {when}: {summary_line(r.last_run.summary)}")
+        if r.last_run.error:  # the figures are what it did before failing
+            out.append(f"last run: {when}: failed: {r.last_run.error}")
+            out.append(f"  before failing: {summary_line(r.last_run.summary)}")
+        else:
+            out.append(f"last run: {when}: {summary_line(r.last_run.summary)}")
     else:
         out.append("last run: never")
     out.append("pending batches: " + (", ".join(r.pending_batches) if r.pending_batches else "none"))

@@ -8,7 +8,10 @@ which kind it has. ``DISTILL_LLM`` picks one: ``rules``, or the name of a regist
 
 A chunk has failed, and nothing from it may be committed, when its answer is blocked, empty
 (twice), not the JSON asked for even after one repair, or a list whose every candidate breaks
-the schema (after one repair) -- or when the provider kept failing after the retry policy.
+the schema (after one repair) -- or when the provider kept failing after the retry policy, or
+refused this one request for what it holds (:class:`~distill.errors.RequestRejected`: longer
+than the model's context, a content-policy refusal), which is the chunk's failure, not the
+run's: a bad key, model or URL still raises and stops the run.
 ``{"memories": []}`` is an answer: the model found nothing worth keeping. An answer cut off by
 the token cap (or a server's own limit) is salvaged: the complete items before the cut are
 kept (``answers_salvaged``), the torn one is dropped.
@@ -24,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import orjson
 from pydantic import ValidationError
 
-from ..errors import NotJSON, TransientError
+from ..errors import NotJSON, RequestRejected, TransientError
 from .chunking import Chunk, estimate_tokens
 from .prompts import SYSTEM, map_prompt, repair_prompt
 from .schema import CandidateOut, output_token_cap, response_schema
@@ -92,6 +95,9 @@ class LLMExtractor:
             self._ask(chunk, budget, out)
         except TransientError as exc:  # the retry policy gave up: this chunk waits for a retry
             out.failed, out.transient = str(exc), True
+        except RequestRejected as exc:  # about this chunk's request only: set it aside, the rest go on
+            out.counters["requests_rejected"] += 1
+            out.failed = str(exc)
         return out
 
     def _ask(self, chunk: Chunk, budget: "TokenBudget | None", out: Extraction) -> None:

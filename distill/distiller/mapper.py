@@ -8,7 +8,7 @@ counts a chunk that yielded no usable answer as failed.
 from __future__ import annotations
 
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
@@ -51,24 +51,38 @@ class Mapper:
                 progress: Callable[[int, int], None] | None = None,
                 on_result: Callable[[ChunkResult], None] | None = None) -> list[ChunkResult]:
         """Map every chunk, a failed one included (its result says why). A provider error that
-        no retry can fix (a bad key, the budget) stops the lot and propagates."""
+        no retry can fix (a bad key, the budget) stops the lot and propagates -- but only after
+        the calls already in flight have finished and ``on_result`` has seen every answer that
+        came back, so nothing paid for is lost; chunks not yet started are not sent."""
         results: list[ChunkResult] = []
         if not chunks:
             return results
+        error: BaseException | None = None
         with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="distill-map") as pool:
             futures = [pool.submit(self.map_chunk, c) for c in chunks]
             try:
                 for fut in as_completed(futures):
-                    r = fut.result()
+                    try:
+                        r = fut.result()
+                    except CancelledError:
+                        continue
+                    except Exception as exc:  # stop sending; keep collecting what is in flight
+                        if error is None:
+                            error = exc
+                            for other in futures:
+                                other.cancel()
+                        continue
                     results.append(r)
                     if on_result:
                         on_result(r)
                     if progress:
                         progress(len(results), len(chunks))
-            except BaseException:
+            except BaseException:  # KeyboardInterrupt, or on_result failing: stop at once
                 for fut in futures:
                     fut.cancel()
                 raise
+        if error is not None:
+            raise error
         results.sort(key=lambda r: r.chunk.index)
         return results
 

@@ -3,7 +3,10 @@
 The one mapping for chat and embeddings, for both HTTP stacks (httpx, and google-genai's own
 httpx2 fork with its ``APIError``): a 429 from Gemini and a 429 from Ollama read the same to
 the user and to :mod:`distill.retry`: retryable statuses become :class:`TransientError`
-(carrying Retry-After), the rest :class:`PermanentError` naming the setting to fix.
+(carrying Retry-After), the rest :class:`PermanentError` naming the setting to fix -- or,
+when the server refused this one request for what it holds (longer than the model's context,
+a 413, a content-policy refusal), :class:`RequestRejected`, which the distiller turns into a
+set-aside chunk while the other requests go on.
 
 Every call site uses two entry points: ``with mapped(endpoint, timeout):`` around the call
 (transport errors and timeouts of httpx and httpx2, google-genai's ``APIError``, a body that
@@ -21,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
 
-from ..errors import DistillError, PermanentError, TransientError
+from ..errors import DistillError, PermanentError, RequestRejected, TransientError
 from ..retry import RETRYABLE_STATUS, parse_retry_after
 
 log = logging.getLogger("distill.providers")
@@ -37,6 +40,9 @@ class Endpoint:
     settings_hint: str  # for 404 and other refusals: "check DISTILL_LLM_MODEL and DISTILL_LLM_BASE_URL"
     timeout_hint: str = "raise DISTILL_LLM_TIMEOUT if the model is slow"
     url_setting: str = "DISTILL_LLM_BASE_URL"
+    # for a request too long for the model: the setting that makes the next requests shorter
+    size_hint: str = ("lower DISTILL_CHUNK_TOKENS (chunk_tokens) so later calls fit the model's context, "
+                      "or serve the model with a longer context")
 
 
 def is_retryable(status: int) -> bool:
@@ -49,12 +55,48 @@ def looks_like_key_problem(status: int, message: str) -> bool:
     return status in (401, 403) or (status == 400 and ("api key" in text or "api_key" in text))
 
 
-def status_error(ep: Endpoint, status: int, message: str, retry_after: float | None = None) -> DistillError:
+# What servers say when one request is too long for the model (OpenAI, vLLM, llama.cpp, Ollama,
+# Gemini's "input token count … exceeds the maximum number of tokens"), or when they refuse what
+# it holds (OpenAI's and Azure's content filters). Matched against the message and the error's
+# code/type, lower-cased.
+_TOO_LONG = ("context_length_exceeded", "maximum context length", "context length", "context window",
+             "context size", "exceed_context_size", "too many tokens", "prompt is too long",
+             "input is too long", "request too large", "payload too large", "input token count",
+             "exceeds the maximum number of tokens", "string_above_max_length")
+_POLICY = ("content_policy", "content policy", "content management policy", "content_filter",
+           "safety system", "responsible_ai_policy", "invalid_prompt", "flagged as potentially")
+
+
+def request_problem(status: int, text: str) -> str | None:
+    """``"too long"`` or ``"content"`` when a refusal is about this request's contents, not about
+    a setting every request shares (those stay :class:`PermanentError` and stop the run)."""
+    if status == 413:
+        return "too long"
+    if status not in (400, 422):
+        return None
+    text = text.lower()
+    if any(w in text for w in _TOO_LONG):
+        return "too long"
+    if any(w in text for w in _POLICY):
+        return "content"
+    return None
+
+
+def status_error(ep: Endpoint, status: int, message: str, retry_after: float | None = None,
+                 code: str = "") -> DistillError:
+    """``code``: the error's own code or type from the body (``context_length_exceeded``)."""
     message = _short(message) or "(no message)"
     if is_retryable(status):
         return TransientError(f"{ep.label} at {ep.url} answered {status}: {message}", retry_after)
     if looks_like_key_problem(status, message):
         return PermanentError(f"{ep.label}: API key rejected ({status}: {message}): {ep.key_hint}")
+    problem = request_problem(status, f"{message} {code}")
+    if problem == "too long":
+        return RequestRejected(f"{ep.label} at {ep.url} refused the request as too long for the model "
+                               f"({status}: {message}): {ep.size_hint}")
+    if problem == "content":
+        return RequestRejected(f"{ep.label} at {ep.url} refused the request's content ({status}: {message}); "
+                               "sending the same text again will not help")
     if status == 404:
         return PermanentError(f"{ep.label} at {ep.url}: not found (404: {message}): {ep.settings_hint}")
     return PermanentError(
@@ -114,7 +156,8 @@ def mapped(ep: Endpoint, timeout: float) -> Iterator[None]:
 
 def response_error(ep: Endpoint, response) -> DistillError:
     """An error response read with httpx: its status, the server's own words, when to come back."""
-    return status_error(ep, response.status_code, error_message(response), response_retry_after(response))
+    return status_error(ep, response.status_code, error_message(response), response_retry_after(response),
+                        error_code(response))
 
 
 def response_retry_after(response) -> float | None:
@@ -142,6 +185,19 @@ def transport_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[Base
         timeouts.append(mod.TimeoutException)
         transport.append(mod.TransportError)
     return tuple(timeouts), tuple(transport)
+
+
+def error_code(response) -> str:
+    """The error's ``code`` and ``type`` from an OpenAI-shaped body (``context_length_exceeded``,
+    llama.cpp's ``exceed_context_size_error``), or ""."""
+    try:
+        data = response.json()
+    except ValueError:
+        return ""
+    err = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(err, dict):
+        return ""
+    return " ".join(str(err[k]) for k in ("code", "type") if err.get(k) is not None)
 
 
 def error_message(response) -> str:

@@ -2,10 +2,10 @@
 llama.cpp's server, DeepSeek, LM Studio, …).
 
 We ask for ``response_format: json_schema`` first. Servers without structured outputs
-answer 400/422 naming ``response_format`` (or 404/422 on the request): we then retry that
-call once with ``json_object`` -- the schema moves into the system prompt -- and, if that
-works, stay in JSON mode for the life of the provider instead of paying a rejected request
-per chunk. Until the first answer settles which mode the server speaks, concurrent calls
+answer 400/404/422 naming ``response_format`` or ``json_schema``: we then send that call once
+more with ``json_object`` -- the schema moves into the system prompt -- and stay in JSON mode
+for the life of the provider (its retries included) instead of paying a rejected request per
+attempt or per chunk. Until the first answer settles which mode the server speaks, concurrent calls
 wait for it, so the fallback costs one request per provider, not one per thread.
 
 Every answer is bounded: ``max_tokens`` (``max_completion_tokens`` on OpenAI itself) caps
@@ -32,7 +32,8 @@ from ..config import Settings
 from ..errors import ConfigError
 from ..retry import RetryPolicy
 from .base import Finish, LLMRequest, LLMResponse, Usage
-from .failures import Endpoint, error_message, log_retry, mapped, not_json_error, response_error, status_error, timeout_error
+from .failures import (Endpoint, error_code, error_message, log_retry, mapped, not_json_error, response_error,
+                       status_error, timeout_error)
 
 _THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
 _SCHEMA_WORDS = ("response_format", "json_schema")
@@ -56,7 +57,7 @@ class OpenAICompatProvider:
         self.model = settings.llm_model
         self.base_url = settings.llm_base_url.rstrip("/")
         self.timeout = settings.llm_timeout
-        self.json_object_only = False  # set once the server has refused json_schema
+        self.json_object_only = False  # set as soon as the server refuses json_schema, for every later request
         self._mode_known = False  # set by the first answer that settles the mode
         self._mode_lock = threading.Lock()
         self._openai = urlsplit(self.base_url).hostname == "api.openai.com"
@@ -94,9 +95,10 @@ class OpenAICompatProvider:
             response = self._post(self._body(req, fmt, req.system))
             if not _refuses_schema(response):
                 return self._parse(response)
+            # remembered at once, not after the fallback's answer: a retry of this call (a 429 on the
+            # json_object request) and every later call go straight to JSON mode
+            self.json_object_only = self._mode_known = True
         response = self._post(self._body(req, {"type": "json_object"}, _with_schema(req.system, schema)))
-        if response.status_code == 200:
-            self.json_object_only = True
         return self._parse(response)
 
     def _body(self, req: LLMRequest, response_format: dict[str, Any], system: str) -> dict[str, Any]:
@@ -135,7 +137,7 @@ class OpenAICompatProvider:
             raise not_json_error(self._endpoint, response.text)
         if "error" in data and not data.get("choices"):
             code = _as_int((data["error"] or {}).get("code") if isinstance(data["error"], dict) else None)
-            raise status_error(self._endpoint, code or 502, error_message(response))
+            raise status_error(self._endpoint, code or 502, error_message(response), code=error_code(response))
         return _to_response(data, self.model)
 
 
@@ -198,9 +200,9 @@ def _with_schema(system: str, schema: dict[str, Any]) -> str:
 
 
 def _refuses_schema(response: httpx.Response) -> bool:
-    if response.status_code in (404, 422):
-        return True
-    if response.status_code != 400:
+    """A 400/404/422 that names ``response_format`` or ``json_schema``; any other 404 (a wrong URL,
+    an unknown model) is the call's answer, after one request."""
+    if response.status_code not in (400, 404, 422):
         return False
     text = response.text.lower()
     return any(word in text for word in _SCHEMA_WORDS)

@@ -165,7 +165,8 @@ def embed_endpoint(url: str, model: str):
                     settings_hint="check DISTILL_EMBED_MODEL, DISTILL_EMBED_DIMENSIONS, DISTILL_EMBED_TASK and "
                                   "DISTILL_EMBED_BASE_URL",
                     timeout_hint="it is retried; a server that stays this slow is overloaded or stuck",
-                    url_setting="DISTILL_EMBED_BASE_URL")
+                    url_setting="DISTILL_EMBED_BASE_URL",
+                    size_hint="the text is longer than the embedding model takes; check DISTILL_EMBED_MODEL")
 
 
 @EMBEDDERS.register("gemini")

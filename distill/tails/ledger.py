@@ -367,10 +367,12 @@ def _release(cursor: Cursor, batch_id: str) -> tuple[int, int]:
     return files, nbytes
 
 
-def _apply_commit(cursor: Cursor, batch: Batch) -> tuple[int, int, list[str]]:
-    """Advance the cursor over the batch's ranges still pending; (files, bytes, keys)."""
+def _apply_commit(cursor: Cursor, batch: Batch) -> tuple[int, int, list[str], dict[str, tuple[int, int]]]:
+    """Advance the cursor over the batch's ranges still pending; (files, bytes, keys, the spans
+    committed by file key)."""
     files = nbytes = 0
     keys = []
+    spans: dict[str, tuple[int, int]] = {}
     for r in batch.ranges:
         entry = cursor.files.get(r.key)
         pend = entry["pending"].pop(batch.batch_id, None) if entry else None
@@ -380,7 +382,20 @@ def _apply_commit(cursor: Cursor, batch: Batch) -> tuple[int, int, list[str]]:
         files += 1
         nbytes += pend[1] - pend[0]
         keys.append(r.key)
-    return files, nbytes, keys
+        spans[r.key] = (pend[0], pend[1])
+    return files, nbytes, keys, spans
+
+
+def _turns_within(batch: Batch, spans: dict[str, tuple[int, int]]) -> int:
+    """The batch's turns that start inside the spans just committed (file key → [start, end)):
+    a batch committed in two steps (a set-aside chunk retried later) counts each turn once."""
+    n = 0
+    for agent in batch.agents:
+        for m in agent.messages:
+            span = spans.get(m.id.rsplit(":", 1)[0])
+            if span and span[0] <= m.start < span[1]:
+                n += 1
+    return n
 
 
 # --- per-chunk progress ----------------------------------------------------------------------
@@ -406,7 +421,8 @@ def save_progress(progress: BatchProgress, batch_file: Path) -> None:
 
 def commit_partial(settings: Settings, batch_file: Path, holds: dict[str, int],
                    batch: Batch | None = None) -> RunSummary:
-    """Commit a batch except where set-aside chunks hold it.
+    """Commit a batch except where set-aside chunks hold it; the summary counts what this call
+    committed (0 files, bytes and turns when nothing moved).
 
     A cursor is an offset, not a set of ranges, so a file with a held turn advances only to
     that turn's first byte and keeps its pending range from there (the file waits, as with any
@@ -420,6 +436,7 @@ def commit_partial(settings: Settings, batch_file: Path, holds: dict[str, int],
             raise DistillError(f"batch {batch.batch_id} is {where}; a partial commit needs a pending batch")
         cursor = load_cursor(settings, _cursor_path_of(settings, batch))
         files = nbytes = 0
+        spans: dict[str, tuple[int, int]] = {}
         for r in batch.ranges:
             entry = cursor.files.get(r.key)
             pend = entry["pending"].get(batch.batch_id) if entry else None
@@ -429,17 +446,19 @@ def commit_partial(settings: Settings, batch_file: Path, holds: dict[str, int],
                 stop = max(pend[0], min(holds[r.key], pend[1]))
                 if stop == pend[0]:
                     continue
-                nbytes += stop - pend[0]
+                spans[r.key] = (pend[0], stop)
                 entry["offset"], entry["skip"] = stop, False  # a turn starts a line
                 pend[0] = stop
             else:
+                spans[r.key] = (pend[0], pend[1])
                 entry["pending"].pop(batch.batch_id)
                 entry["offset"], entry["skip"] = pend[1], bool(pend[2])
-                nbytes += pend[1] - pend[0]
+            nbytes += spans[r.key][1] - spans[r.key][0]
             files += 1
         if files:
             cursor.save()
-    return RunSummary(action="partial", files=files, bytes=nbytes, seconds=time.monotonic() - t0)
+    return RunSummary(action="partial", files=files, bytes=nbytes, turns=_turns_within(batch, spans),
+                      seconds=time.monotonic() - t0)
 
 
 # --- commit / abort -------------------------------------------------------------------------
@@ -542,12 +561,11 @@ def commit_batch(settings: Settings, batch_file: Path, batch: Batch | None = Non
                     "to give them up, which commits the batch")
             move(settings.state.batch(batch.batch_id), settings.state.done / f"{batch.batch_id}.json")
         chunks_file(settings.state.batch(batch.batch_id)).unlink(missing_ok=True)
-        files, nbytes, keys = _apply_commit(cursor, batch)
+        files, nbytes, keys, spans = _apply_commit(cursor, batch)
         if keys:
             cursor.save()
             _remember_turns(SeenTurns(cursor.path), batch, set(keys))
-    turns = sum(len(a.messages) for a in batch.agents)
-    return RunSummary(action="committed", files=files, bytes=nbytes, turns=turns if keys else 0,
+    return RunSummary(action="committed", files=files, bytes=nbytes, turns=_turns_within(batch, spans),
                       seconds=time.monotonic() - t0)
 
 
@@ -607,12 +625,16 @@ def _abort_unreadable(settings: Settings, batch_file: Path, error: SchemaMismatc
 
 # --- housekeeping -------------------------------------------------------------------------
 
-def record_last_run(settings: Settings, summary: RunSummary, batch_file: str | None = None) -> None:
+def record_last_run(settings: Settings, summary: RunSummary, batch_file: str | None = None,
+                    error: str | None = None) -> None:
     """What `distill status` shows as the last run; recorded once, by whoever ran it: the
-    ``run`` command for a batch it cut, :func:`distill.pipeline.run_distill` for its total.
+    ``run`` command for a batch it cut, :func:`distill.pipeline.run_distill` and
+    :func:`distill.pipeline.retry_failed` for their totals -- also when they fail (``error``;
+    the action is then ``failed`` and the summary what was done before the failure).
 
     Informational only, so not fsynced: a no-op run stays cheap."""
-    last = LastRun(at_ms=now_ms(), action=summary.action, batch_file=batch_file, summary=summary)
+    last = LastRun(at_ms=now_ms(), action="failed" if error else summary.action, batch_file=batch_file,
+                   summary=summary, error=error)
     write_bytes(settings.state.last_run, encode_json(last), durable=False)
 
 
