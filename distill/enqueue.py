@@ -36,9 +36,30 @@ def enqueue(cfg: HookConfig, agent_id: str, session_file: str, kind: str = "sess
         session_file = os.path.join(os.getcwd(), session_file)  # relative to where the hook runs
     given, _resolved = check_session_file(cfg, agent_id, session_file)
     task = new_task(agent_id, given, kind)
-    path = os.path.join(StateDir(cfg.state_dir).queue, "inbox", task_filename(task["created_at_ms"], task["id"]))
-    write_bytes(path, json.dumps(task, indent=2).encode() + b"\n")  # type: ignore[arg-type]
+    inbox = os.path.join(StateDir(cfg.state_dir).queue, "inbox")
+    path = os.path.join(inbox, task_filename(task["created_at_ms"], task["id"]))
+    try:
+        write_bytes(path, json.dumps(task, indent=2).encode() + b"\n")  # type: ignore[arg-type]
+    except OSError as exc:
+        raise DistillError(f"cannot queue the task: {unwritable_queue(inbox, exc)}; nothing was queued") from None
     return {**task, "task_file": path}
+
+
+def unwritable_queue(folder: str, exc: OSError) -> str:
+    """What a failed write into a queue folder means, and what to do about it (the worker says
+    the same when it cannot move a task)."""
+    import errno
+
+    why = exc.strerror or str(exc)
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        todo = "free space on that disk (or raise the quota)"
+    elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        who = f"uid {os.getuid()}" if hasattr(os, "getuid") else "this user"
+        todo = (f"make it writable for {who}, or run this as the user that owns the state directory "
+                "(--state-dir / DISTILL_STATE_DIR)")
+    else:
+        todo = "fix what the error names"
+    return f"the queue folder {folder} cannot be written ({why}): {todo}"
 
 
 def add_enqueue_args(p) -> None:

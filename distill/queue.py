@@ -3,7 +3,7 @@
 Every move between folders is one atomic rename, so a task is always in exactly one folder
 and a worker killed at any moment leaves it either where it was or where it was going. A
 task claimed by a worker that died stays in ``processing/`` until the next worker returns it
-to the inbox (:meth:`Queue.recover`). Task files are untrusted input: each one is validated
+to the inbox, counted as an attempt (:meth:`worker.tasks.TaskLoop.recover`). Task files are untrusted input: each one is validated
 here (:class:`Task`) and, for its path and agent, by :mod:`distill.roots`; a file that fails
 goes to ``failed/`` with the reason and never stops the worker.
 
@@ -129,7 +129,7 @@ class Queue:
         for src in paths:
             dst = self.dirs["processing"] / src.name
             try:
-                os.rename(src, dst)
+                self._rename(src, dst)
             except FileNotFoundError:
                 continue
             claimed.append(dst)
@@ -154,7 +154,7 @@ class Queue:
         moved = 0
         for src in paths:
             try:
-                os.replace(src, self.dirs[folder] / src.name)
+                self._rename(src, self.dirs[folder] / src.name)
                 moved += 1
             except FileNotFoundError:
                 continue
@@ -165,7 +165,7 @@ class Queue:
         """Back to the inbox with the updated attempts / not-before (written, then renamed)."""
         write_json(src, task.model_dump(exclude_none=True))
         dst = self.inbox / src.name
-        os.replace(src, dst)
+        self._rename(src, dst)
         self._sync("processing", "inbox")
         return dst
 
@@ -196,15 +196,6 @@ class Queue:
         self._sync(src.parent.name)
         return dst
 
-    def recover(self) -> int:
-        """Return tasks a dead worker left in ``processing/`` to the inbox (not counted as an attempt)."""
-        names = self.names("processing")
-        for name in names:
-            os.replace(self.dirs["processing"] / name, self.inbox / name)
-        if names:
-            self._sync("processing", "inbox")
-        return len(names)
-
     def prune(self, folder: str, older_than_s: float) -> int:
         cutoff = time.time() - older_than_s
         removed = 0
@@ -224,6 +215,26 @@ class Queue:
 
     def counts(self) -> dict[str, int]:
         return {name: len(self.names(name)) for name in FOLDERS}
+
+    def writable_problem(self) -> str | None:
+        """Why the worker cannot use the queue folders, with what to do; None if it can."""
+        for name, d in self.dirs.items():
+            if not os.access(d, os.W_OK | os.X_OK):
+                who = f"uid {os.getuid()}" if hasattr(os, "getuid") else "this user"
+                return (f"queue folder {d} is not writable by {who}; every task moves through {name}/, so make it "
+                        f"writable (e.g. chown -R to the worker's user), or run the worker as its owner")
+        return None
+
+    def _rename(self, src: Path, dst: Path) -> None:
+        """``os.replace``; a destination folder removed while the worker runs is made again
+        (FileNotFoundError then means only that ``src`` is gone: another claimer took it)."""
+        try:
+            os.replace(src, dst)
+        except FileNotFoundError:
+            if not os.path.lexists(src) or dst.parent.is_dir():
+                raise
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(src, dst)
 
     def _sync(self, *folders: str) -> None:
         for folder in folders:

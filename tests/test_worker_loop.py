@@ -25,9 +25,11 @@ class FakeRunner:
     def __init__(self, *outcomes):
         self.outcomes = list(outcomes)
         self.calls: list[set[Path] | None] = []
+        self.archives: list[bool] = []  # settings.read_archives of each call
 
     def __call__(self, settings, *, only_files, progress):
         self.calls.append(only_files)
+        self.archives.append(settings.read_archives)
         progress("map", 1, 1)
         out = self.outcomes.pop(0) if self.outcomes else RunSummary(action="committed", memories_added=1)
         if isinstance(out, BaseException):
@@ -196,16 +198,112 @@ def test_hostile_task_files_fail_at_once_and_good_ones_run(world):
     assert loop.counts["rejected"] == len(hostile)
 
 
-def test_a_vanished_session_file_runs_a_full_pass(world):
+def test_a_vanished_session_file_reads_only_its_archive(world):
+    """Archived after its hook fired, before the worker got to it: the run reads that archive
+    (listed like backfill lists archives: the cursor has never seen it) and nothing else."""
     settings, q, cfg, root = world
     f = session(root)
+    session(root, name="other")  # unrelated history beside it: never part of this task's run
     enqueue(cfg, "main", str(f))
-    f.rename(f.with_name("s1.jsonl.reset.2026-11-29"))  # OpenClaw archived it after the hook fired
+    archive = f.with_name("s1.jsonl.reset.2026-11-29T05-05-00.000Z")
+    f.rename(archive)  # OpenClaw archived it after the hook fired
     runner = FakeRunner()
     loop = TaskLoop(settings, q, runner=runner)
     assert loop.step()
-    assert runner.calls == [None]  # the archive's unread tail is found by inode in a full pass
+    assert runner.calls == [{archive}] and runner.archives == [True]
     assert q.counts()["done"] == 1
+
+
+def test_a_vanished_tracked_file_is_followed_by_inode_from_its_offset(world):
+    """The cursor already tracks the file: the run names it where the cursor last saw it, so the
+    reader follows the inode to the archive and finishes its tail from the committed offset."""
+    from distill.tails.cursor import Cursor, file_key, new_entry
+
+    settings, q, cfg, root = world
+    f = session(root)
+    cursor = Cursor(settings.state.cursor)
+    cursor.files[file_key(f.stat())] = {**new_entry(str(f), "main", "openclaw"), "offset": 5}
+    cursor.save()
+    enqueue(cfg, "main", str(f))
+    f.rename(f.with_name("s1.jsonl.deleted.2026-11-29T05-05-00.000Z"))
+    runner = FakeRunner()
+    assert TaskLoop(settings, q, runner=runner).step()
+    assert runner.calls == [{f}] and runner.archives == [False]
+
+
+def test_a_vanished_file_with_no_archive_fails_without_reading_anything(world):
+    settings, q, cfg, root = world
+    f = session(root)
+    session(root, name="other")
+    enqueue(cfg, "main", str(f))
+    enqueue(cfg, "main", str(f))
+    f.unlink()
+    runner = FakeRunner()
+    loop = TaskLoop(settings, q, runner=runner)
+    assert loop.step()
+    assert runner.calls == []  # no run at all: never a pass over the unrelated history
+    failed = [q.read(q.dirs["failed"] / n).task for n in q.names("failed")]
+    assert len(failed) == 2 and all("is gone and no archive of it" in t.error for t in failed)
+    assert loop.counts["failed"] == 1 and q.counts()["inbox"] == 0
+
+
+def test_a_task_left_in_processing_counts_as_an_attempt_and_lets_others_pass(world):
+    """A task whose run killed the worker (OOM, watchdog abort, SIGKILL) is counted, backs off,
+    and ends in failed/ after worker_max_attempts; the tasks behind it are served meanwhile."""
+    settings, q, cfg, root = world
+    poison, fine = session(root, name="poison"), session(root, name="fine")
+    enqueue(cfg, "main", str(poison))
+    enqueue(cfg, "main", str(fine))
+    runner = FakeRunner()
+    loop = TaskLoop(settings, q, runner=runner)
+    first = loop.ready_group()
+    assert q.claim([e.path for e in first.entries])  # the worker claimed it ... and died
+    assert loop.recover() == 1
+    back = q.entries("inbox")[0].task
+    assert (back.attempts, back.crashes) == (1, 1) and back.not_before_ms > now_ms()
+    assert back.error == "the worker died while running it 1 time"
+    assert loop.step() and runner.calls == [{fine}]  # the one behind it is not starved
+    assert loop.step() is False  # the crashed one waits for its backoff
+    for _ in range(2):  # it kills the worker twice more
+        q.claim([q.inbox / n for n in q.names("inbox")])
+        loop.recover()
+    failed = q.read(q.dirs["failed"] / q.names("failed")[0]).task
+    assert failed.attempts == 3 and failed.error == "the worker died while running it 3 times"
+    assert q.counts() == {"inbox": 0, "processing": 0, "done": 1, "failed": 1}
+
+
+def test_a_processing_folder_removed_under_the_worker_is_made_again(world):
+    settings, q, cfg, root = world
+    enqueue(cfg, "main", str(session(root)))
+    q.dirs["processing"].rmdir()
+    runner = FakeRunner()
+    loop = TaskLoop(settings, q, runner=runner)
+    assert loop.step() and len(runner.calls) == 1
+    assert q.counts() == {"inbox": 0, "processing": 0, "done": 1, "failed": 0}
+
+
+def test_a_wait_set_before_the_clock_went_back_is_capped(world):
+    from worker.tasks import LONGEST_WAIT_MS
+
+    settings, q, cfg, root = world
+    enqueue(cfg, "main", str(session(root)))
+    path = q.inbox / q.names("inbox")[0]
+    task = json.loads(path.read_text())
+    task["not_before_ms"] = now_ms() + 10 * 365 * 86400_000  # set when the clock was ten years ahead
+    path.write_text(json.dumps(task))
+    loop = TaskLoop(settings, q, runner=FakeRunner())
+    assert loop.step() is False
+    assert loop.next_wake_s() <= LONGEST_WAIT_MS / 1000
+    assert q.read(path).task.not_before_ms <= now_ms() + LONGEST_WAIT_MS
+
+
+def test_garbage_with_an_mtime_in_the_future_is_rejected(world):
+    settings, q, cfg, root = world
+    path = q.inbox / "0000000000001-a000000a.json"
+    path.write_text("{garbage")
+    os.utime(path, (now_ms() / 1000 + 3600,) * 2)  # a clock set back since it was written
+    loop = TaskLoop(settings, q, runner=FakeRunner())
+    assert loop.step() is False and q.counts()["failed"] == 1
 
 
 def test_abandon_puts_claimed_tasks_back_untouched(world):

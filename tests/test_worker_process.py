@@ -265,3 +265,115 @@ def test_polling_source_watch_and_sd_notify(world, tmp_path):
         sock.close()
     assert code == 0
     assert "polling (worker_poll is set)" in err
+
+
+def test_a_session_archived_before_the_worker_reads_it_is_distilled_alone(world):
+    """The hook queued s2, then OpenClaw archived it (`/reset`) before the worker ran: the
+    worker reads that archive, from byte 0 (the cursor never saw it), and nothing else, even on
+    an installation never `init`-ed whose other history a full pass would distil."""
+    other = write_session(world, name="other", turns=TURNS[5:])
+    f = write_session(world, name="s2", turns=TURNS[:4])
+    r = subprocess.run([sys.executable, "-m", "distill", "enqueue", "--agent", "main", "--session-file", str(f)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    archive = f.with_name("s2.jsonl.reset.2026-12-01T05-05-00.000Z")
+    f.rename(archive)
+    worker = start("--once")
+    _, err = worker.communicate(timeout=120)
+    assert worker.returncode == 0, err
+    done = [json.loads(p.read_text()) for p in queue_dir(world, "done").glob("*.json")]
+    assert len(done) == 1 and done[0]["stats"]["memories_added"] >= 1, err
+    stored = rows(world)
+    assert all("pytest" not in r["text"] for r in stored)  # nothing from the unrelated session
+    assert len(stored) == done[0]["stats"]["memories_added"]
+    files = Cursor.load(world / "state" / "cursor.json").files.values()
+    assert str(other) not in {e["path"] for e in files}
+    assert {e["path"]: e["offset"] for e in files} == {str(archive): archive.stat().st_size}
+    assert "reading its archive s2.jsonl.reset." in err
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to read a process's CPU time")
+def test_a_waiting_task_does_not_keep_the_worker_busy(world):
+    """A task backing off in the inbox: each scan opens it, and inotify reports the open and
+    the close; those must not wake the worker, or it scans again at once, for ever."""
+    f = write_session(world)
+    enqueue(HookConfig.from_settings(load_settings()), "main", str(f))
+    task_file = next(queue_dir(world, "inbox").glob("*.json"))
+    task = json.loads(task_file.read_text())
+    task["not_before_ms"] = int(time.time() * 1000) + 600_000  # backing off for ten minutes
+    task_file.write_text(json.dumps(task))
+    worker = start()
+    try:
+        deadline = time.monotonic() + 30  # past the start (imports, loading the embedder), if it ever calms down
+        cpu0 = _cpu_seconds(worker.pid)
+        while time.monotonic() < deadline:
+            time.sleep(1.0)
+            cpu0, before = _cpu_seconds(worker.pid), cpu0
+            if cpu0 - before < 0.2:
+                break
+        cpu0, t0 = _cpu_seconds(worker.pid), time.monotonic()
+        time.sleep(3.0)
+        ratio = (_cpu_seconds(worker.pid) - cpu0) / (time.monotonic() - t0)
+    finally:
+        code, _, err = stop(worker)
+    assert ratio < 0.3, f"the idle worker used {ratio:.0%} of a core\n{err[-2000:]}"
+    assert code == 0 and list(queue_dir(world, "inbox").glob("*.json")) == [task_file]
+
+
+def test_a_task_that_kills_the_worker_is_counted_and_does_not_block_the_others(world):
+    """SIGKILL while a task runs (as an OOM kill or a watchdog abort would): the next worker
+    counts it as an attempt and backs it off, so the task behind it runs first; once it has
+    used worker_max_attempts it goes to failed/ with the reason."""
+    poison = write_session(world, name="poison")
+    fine = write_session(world, name="fine")
+    cfg = HookConfig.from_settings(load_settings())
+    enqueue(cfg, "main", str(poison))
+    time.sleep(0.01)
+    enqueue(cfg, "main", str(fine))
+    with FakeOpenAI([("sleep", 60)], default=("json", {"memories": [PITFALL]})) as fake:
+        worker = start(env_extra=llm_env(fake))
+        wait_for(lambda: fake.requests, timeout=60, what="the poison task's LLM call")
+        worker.kill()
+        worker.wait()
+        assert [p.name for p in queue_dir(world, "processing").glob("*.json")]  # left behind by the dead worker
+        again = start("--once", env_extra={**llm_env(fake), "DISTILL_WORKER_BACKOFF_SECONDS": "600"})
+        _, err = again.communicate(timeout=120)
+    assert again.returncode == 0, err
+    done = [json.loads(p.read_text()) for p in queue_dir(world, "done").glob("*.json")]
+    assert [t["session_file"] for t in done] == [str(fine)], err  # served, not starved
+    waiting = [json.loads(p.read_text()) for p in queue_dir(world, "inbox").glob("*.json")]
+    assert [(t["session_file"], t["attempts"], t["crashes"]) for t in waiting] == [(str(poison), 1, 1)]
+    assert waiting[0]["error"] == "the worker died while running it 1 time"
+    # it kills the worker again: with two attempts allowed, it is given up with the reason
+    for p in queue_dir(world, "inbox").glob("*.json"):
+        os.replace(p, queue_dir(world, "processing") / p.name)
+    last = start("--once", env_extra={"DISTILL_WORKER_MAX_ATTEMPTS": "2"})
+    _, err = last.communicate(timeout=120)
+    assert last.returncode == 0, err
+    failed = [json.loads(p.read_text()) for p in queue_dir(world, "failed").glob("*.json")]
+    assert [(t["attempts"], t["error"]) for t in failed] == [(2, "the worker died while running it 2 times")]
+
+
+def test_an_unwritable_queue_folder_stops_the_worker_with_what_to_do(world):
+    from tests.proc_helpers import without_root_powers
+
+    prefix = without_root_powers()
+    if prefix is None:
+        pytest.skip("running as root without setpriv able to drop CAP_DAC_OVERRIDE: the folder cannot be made unwritable")
+    for name in ("inbox", "processing", "done", "failed"):
+        queue_dir(world, name).mkdir(parents=True)
+    (queue_dir(world, "inbox") / "0000000000001-garbage.json").write_text("{not json")
+    os.utime(queue_dir(world, "inbox") / "0000000000001-garbage.json", (1, 1))  # settled: to be rejected
+    queue_dir(world, "failed").chmod(0o500)
+    try:
+        r = subprocess.run([*prefix, sys.executable, "-m", "worker", "--once"], capture_output=True, text=True,
+                           timeout=120, env=os.environ.copy())
+    finally:
+        queue_dir(world, "failed").chmod(0o700)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert str(queue_dir(world, "failed")) in r.stderr and "writable" in r.stderr

@@ -68,10 +68,21 @@ class Daemon:
             lock.release()
 
     def _run(self) -> int:
-        self.queue.ensure()
-        returned = self.queue.recover()
+        from distill.enqueue import unwritable_queue
+
+        try:
+            self.queue.ensure()
+        except OSError as exc:
+            print(f"distill-worker: error: {unwritable_queue(str(exc.filename or self.queue.root), exc)}",
+                  file=sys.stderr)
+            return 1
+        problem = self.queue.writable_problem()
+        if problem:
+            print(f"distill-worker: error: {problem}", file=sys.stderr)
+            return 1
+        returned = self.loop.recover()
         if returned:
-            log.info("returned %d task(s) left in processing/ by a previous worker to the inbox", returned)
+            log.info("%d task(s) left in processing/ by a worker that died; each counted as an attempt", returned)
         if not self.once:
             self._start_watcher()
         self._install_signals()
@@ -159,6 +170,13 @@ class Daemon:
                 self.house.run()
                 self._status()
                 self.wake.wait(self._idle_timeout())
+        except OSError as exc:  # a queue folder made unwritable, a full disk: say which and what to do
+            from distill.enqueue import unwritable_queue
+
+            self.crashed = exc
+            where = str(exc.filename or self.queue.root)
+            log.error("worker stopped: %s; then restart the worker (tasks left in processing/ return to the inbox, "
+                      "each counted as an attempt)", unwritable_queue(os.path.dirname(where) or where, exc))
         except BaseException as exc:  # noqa: BLE001 - report and let the main thread exit non-zero
             self.crashed = exc
             log.exception("worker stopped by an unexpected error; tasks in processing/ return to the inbox at restart")
@@ -194,7 +212,7 @@ class Daemon:
         if self.watcher is None or not self.settings.worker_watch_sources:
             return
         from distill.enqueue import enqueue
-        from distill.errors import InvalidTask
+        from distill.errors import DistillError, InvalidTask
         from distill.roots import owner_of
 
         for path in self.watcher.due(self.settings.worker_quiet_seconds):
@@ -205,6 +223,8 @@ class Daemon:
                 enqueue(self.loop.cfg, agent, path, "tail")
             except InvalidTask as exc:
                 log.debug("not queueing %s: %s", path, exc)
+            except DistillError as exc:  # the inbox is not writable: say so, keep serving
+                log.warning("not queueing %s: %s", path, exc)
 
     def _status(self) -> None:
         c = self.loop.counts

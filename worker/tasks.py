@@ -11,13 +11,16 @@ resets), or ``failed/`` with the error after ``worker_max_attempts``. The state 
 being busy (cron's ``distill run``, a backfill) is not the task's fault: retried soon,
 attempts unchanged. A file that is not a valid task, or names a path or agent it may not,
 goes to ``failed/`` at once with the reason. The pipeline leaves a failed batch pending, so
-nothing read is lost whatever happens to the task.
+nothing read is lost whatever happens to the task. A task a dead worker left in
+``processing/`` counts as an attempt (:meth:`TaskLoop.recover`). A task whose file is gone
+reads that file's archive and nothing else (:meth:`TaskLoop._gone_group`).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import stat
 import threading
 import time
 import traceback
@@ -29,9 +32,10 @@ from distill.config import Settings
 from distill.errors import BudgetExceeded, DistillError, LockBusy, TransientError
 from distill.settings.hook import HookConfig
 from distill.queue import Entry, Queue, Task, now_ms
-from distill.errors import InvalidTask, SessionGone
+from distill.errors import InvalidTask, SchemaMismatch, SessionGone
 from distill.roots import check_session_file
 from distill.model import RunSummary, to_builtins
+from distill.atomic import write_json
 
 log = logging.getLogger("distill-worker")
 
@@ -39,6 +43,8 @@ Runner = Callable[..., RunSummary]
 MAX_BACKOFF_S = 3600.0
 BUSY_RETRY_S = 2.0
 SETTLE_S = 2.0  # an unparsable task file younger than this is left for the next scan
+DAY_S = 86400 + 60  # a spent token budget waits at most this long (to the next UTC day)
+LONGEST_WAIT_MS = int(max(MAX_BACKOFF_S, DAY_S) * 1000)  # no task waits longer (a clock that jumped back)
 
 
 def pipeline_runner(settings: Settings, *, only_files: set[Path] | None, progress: Callable[..., Any]) -> RunSummary:
@@ -48,22 +54,55 @@ def pipeline_runner(settings: Settings, *, only_files: set[Path] | None, progres
 
 
 def _settled(path: Path) -> bool:
+    """No writer has touched the file for SETTLE_S. An mtime in the future (a clock set back,
+    a file copied with its times) proves nothing about a writer: settled."""
     try:
-        return time.time() - path.stat().st_mtime >= SETTLE_S
+        age = time.time() - path.stat().st_mtime
     except FileNotFoundError:
         return False
+    return age >= SETTLE_S or age < 0
 
 
 def _until_next_utc_day() -> float:
     return 86400 - time.time() % 86400 + 60
 
 
-class _Group:
-    """Ready tasks for one session file (``files`` None: the file is gone, run a full pass)."""
+def archives_of(session_file: str) -> list[str]:
+    """OpenClaw's archives of a session file, beside it: ``<file>.reset.<time>`` and
+    ``<file>.deleted.<time>`` (regular files only; a symlink is never followed)."""
+    from distill.sources import is_archived_session
 
-    def __init__(self, key: str, files: set[Path] | None):
+    folder, name = os.path.split(session_file)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    out = []
+    for n in sorted(names):
+        if not (n.startswith(name + ".reset.") or n.startswith(name + ".deleted.")) or not is_archived_session(n):
+            continue
+        try:
+            if stat.S_ISREG(os.lstat(os.path.join(folder, n)).st_mode):
+                out.append(os.path.join(folder, n))
+        except OSError:
+            continue
+    return out
+
+
+class _Group:
+    """Ready tasks for one session file, and what to read for them.
+
+    ``files``: the run's ``only_files``; ``archives``: the run reads OpenClaw archives (an
+    archive of a gone file the cursor has not seen yet); ``gone``: the file is gone and nothing
+    of it is left to read — the tasks fail with this reason, and nothing runs."""
+
+    def __init__(self, key: str, files: set[Path], *, archives: bool = False, gone: str | None = None,
+                 note: str = ""):
         self.key = key
         self.files = files
+        self.archives = archives
+        self.gone = gone
+        self.note = note
         self.entries: list[Entry] = []
 
 
@@ -115,6 +154,7 @@ class TaskLoop:
                 continue
             task = entry.task
             assert task is not None
+            files: set[Path] | None
             try:
                 given, resolved = check_session_file(self.cfg, task.agent_id, task.session_file)
                 key, files = resolved, {Path(given), Path(resolved)}
@@ -123,13 +163,66 @@ class TaskLoop:
             except InvalidTask as exc:
                 self._reject(entry.path, str(exc))
                 continue
+            if task.not_before_ms > now + LONGEST_WAIT_MS:
+                self._cap_wait(entry, now)  # the clock went back: no task waits longer than the longest backoff
             if task.not_before_ms > now:
                 continue
-            group = groups.setdefault(key, _Group(key, files))
+            if key not in groups:
+                groups[key] = _Group(key, files) if files is not None else self._gone_group(task.session_file)
+            group = groups[key]
             group.entries.append(entry)
             if first is None:
                 first = group
         return first
+
+    def _gone_group(self, session_file: str) -> _Group:
+        """What to read for a task whose file is gone: its archive(s) beside it, and nothing else.
+
+        An archive the cursor tracks (by inode) is named by the path the cursor knows it at, so
+        the reader finds it there and finishes its unread tail from the committed offset; an
+        archive it has never seen is read from byte 0 (it is this session, queued before it was
+        archived). Never a pass over every root: on an installation never ``init``-ed that would
+        distil the whole history. No archive: if the cursor tracks the path, the reader settles
+        the entry (deleted, or its folder unmounted); otherwise there is nothing to read."""
+        from distill.tails.cursor import Cursor, file_key
+
+        given = os.path.normpath(session_file)
+        try:
+            tracked = Cursor.load(self.settings.state.cursor).files
+        except SchemaMismatch:
+            tracked = {}  # the run itself reports the damaged cursor
+        files: set[Path] = set()
+        archives = False
+        found = archives_of(given)
+        for archive in found:
+            try:
+                entry = tracked.get(file_key(os.stat(archive)))
+            except OSError:
+                continue
+            if entry is None or (entry["path"] == archive and not entry.get("archived")):
+                files.add(Path(archive))  # listed like backfill lists archives, read from its entry (or 0)
+                archives = True
+            else:  # the reader finds it where the cursor last saw it and follows it by inode
+                files.add(Path(entry["path"]))
+        if found:
+            return _Group("gone:" + session_file, files, archives=archives,
+                          note=" [file gone: reading its archive " + ", ".join(os.path.basename(a) for a in found) + "]")
+        if any(e["path"] == given for e in tracked.values()):
+            return _Group("gone:" + session_file, {Path(given)}, note=" [file gone, no archive beside it]")
+        reason = (f"session file {given} is gone and no archive of it ({os.path.basename(given)}.reset.* or "
+                  ".deleted.*) is beside it; nothing was read. A session deleted before the worker reached it "
+                  "cannot be distilled; if it was moved under another name in a source root, `distill run` reads it")
+        return _Group("gone:" + session_file, set(), gone=reason)
+
+    def _cap_wait(self, entry: Entry, now: int) -> None:
+        task = entry.task
+        assert task is not None
+        task.not_before_ms = now + LONGEST_WAIT_MS
+        try:
+            write_json(entry.path, task.model_dump(exclude_none=True))
+        except OSError as exc:
+            log.warning("task %s: cannot shorten its wait (%s); it waits until the clock catches up",
+                        task.id, exc.strerror or exc)
 
     def next_wake_s(self) -> float | None:
         """Seconds until the earliest backed-off task becomes ready."""
@@ -159,8 +252,11 @@ class TaskLoop:
         outcome: str
         summary: RunSummary | None = None
         error: BaseException | None = None
+        if group.gone is not None:
+            return self._fail_gone(claimed, [by_name[p.name] for p in claimed], group)
+        settings = self.settings.replace(read_archives=True) if group.archives else self.settings
         try:
-            summary = self.runner(self.settings, only_files=group.files, progress=self.beat)
+            summary = self.runner(settings, only_files=group.files, progress=self.beat)
             outcome = "done"
         except LockBusy as exc:
             outcome, error = "busy", exc
@@ -179,6 +275,22 @@ class TaskLoop:
             self.current_label = ""
         return True
 
+    def _fail_gone(self, claimed: list[Path], tasks: list[Task], group: _Group) -> bool:
+        with self.finish_lock:
+            if self.abandoned:
+                return True
+            for task in tasks:
+                task.error, task.finished_at_ms = group.gone, now_ms()
+            self.queue.finish(list(zip(claimed, tasks)), "failed")
+            self.counts["failed"] += 1
+            self.counts["coalesced"] += len(claimed) - 1
+            self.current, self.current_label = [], ""
+        t = tasks[0]
+        more = f" (+{len(claimed) - 1} coalesced)" if len(claimed) > 1 else ""
+        log.warning("task %s %s agent=%s file=%s%s -> failed: %s", t.id, t.kind, t.agent_id, t.session_file, more,
+                    group.gone)
+        return True
+
     def _file(self, path: Path, task: Task, extras: list[Path], extra_ids: list[str], outcome: str,
               summary: RunSummary | None, error: BaseException | None, seconds: float, group: _Group) -> None:
         if extras:
@@ -186,8 +298,7 @@ class TaskLoop:
             self.counts["coalesced"] += len(extras)
         coalesced = f" (+{len(extras)} coalesced)" if extras else ""
         what = f"task {task.id} {task.kind} agent={task.agent_id} file={task.session_file}{coalesced}"
-        if group.files is None:
-            what += " [file gone: full pass]"
+        what += group.note
         if outcome == "done":
             assert summary is not None
             task.stats = {**to_builtins(summary), "worker_seconds": round(seconds, 3),
@@ -206,6 +317,11 @@ class TaskLoop:
             log.info("%s -> waiting: state directory busy (%s)", what, error)
             return
         task.attempts += 1
+        self._retry_or_fail(path, task, message, error, what)
+
+    def _retry_or_fail(self, path: Path, task: Task, message: str, error: BaseException | None, what: str) -> None:
+        """The one retry policy: back to the inbox with a backoff, or ``failed/`` after
+        ``worker_max_attempts`` (``task.attempts`` already counts this one)."""
         task.error = message
         if task.attempts >= self.settings.worker_max_attempts:
             task.finished_at_ms = now_ms()
@@ -223,6 +339,27 @@ class TaskLoop:
         self.counts["retried"] += 1
         log.warning("%s -> retry %d/%d in %.0f s: %s", what, task.attempts,
                     self.settings.worker_max_attempts, delay, message)
+
+    def recover(self) -> int:
+        """Tasks a dead worker left in ``processing/`` (it was killed while running them: OOM,
+        a watchdog abort, SIGKILL, a power cut). Each counts as an attempt and backs off like
+        any failure, so a task that kills the worker every time ends in ``failed/`` ("the
+        worker died while running it N times") instead of being retried for ever, and the
+        tasks queued behind it are served while it waits. A file that is not a valid task goes
+        back as it is: the inbox scan rejects it with its reason."""
+        back = 0
+        for entry in self.queue.entries("processing"):
+            back += 1
+            task = entry.task
+            if task is None:
+                self.queue.file_away([entry.path], "inbox")
+                continue
+            task.attempts += 1
+            task.crashes = (task.crashes or 0) + 1
+            message = f"the worker died while running it {task.crashes} time{'s' if task.crashes > 1 else ''}"
+            what = f"task {task.id} {task.kind} agent={task.agent_id} file={task.session_file} (left in processing/)"
+            self._retry_or_fail(entry.path, task, message, None, what)
+        return back
 
     def full_pass(self) -> RunSummary | None:
         """One incremental run over every root: finishes tails no task names (a session renamed

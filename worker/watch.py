@@ -25,12 +25,19 @@ log = logging.getLogger("distill-worker")
 POLL_SECONDS = 1.0
 
 
+# Events that change nothing in a folder: a file opened, or closed (after reading, or after a
+# write whose "modified" events came first). The worker opens every inbox file on each scan, so
+# waking on these would make each scan start the next one: a busy loop while a task waits.
+READ_ONLY_EVENTS = frozenset({"opened", "closed_no_write", "closed"})
+
+
 class _Wake(FileSystemEventHandler):
     def __init__(self, wake: threading.Event):
         self.wake = wake
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        self.wake.set()
+        if event.event_type not in READ_ONLY_EVENTS:
+            self.wake.set()
 
 
 class _Activity(FileSystemEventHandler):
