@@ -399,6 +399,32 @@ def test_a_codex_message_split_from_its_copy_by_a_run_is_read_once(tmp_path, spl
     assert res.summary.counters["duplicate"] == 1
 
 
+@pytest.mark.parametrize("goes_on", [True, False])
+def test_a_claude_message_cut_by_a_run_is_read_whole_when_it_goes_on(tmp_path, goes_on):
+    """Claude Code streams one message as several lines. A run between them (cron, a hook
+    fired mid-session) gave its first lines alone; when the message goes on, the next run's
+    turn is the whole message, so its pitfall and its fix meet. A message that does not go on
+    is not given again."""
+    from sources_lines import cc_assistant, cc_user
+
+    from distill.config import SourceRoot
+
+    pitfall = "Pitfall: `kubectl rollout status` hangs when the readinessProbe checks the wrong port."
+    fix = "Fix: changed the readinessProbe port to 8080 and `kubectl rollout status` finished."
+    f = tmp_path / "claude" / "proj" / "c1.jsonl"
+    f.parent.mkdir(parents=True)
+    s = settings_for(tmp_path, sources=[SourceRoot(path=tmp_path / "claude", agent_id="cc", format="claude-code")])
+    f.write_bytes(cc_user("why does the deploy hang?") + cc_assistant("msg_B1", [{"type": "text", "text": pitfall}]))
+    res, b = run(s)
+    assert texts(b) == ["why does the deploy hang?", pitfall]
+    commit(s, res)
+    read = f.stat().st_size
+    append(f, (cc_assistant("msg_B1", [{"type": "text", "text": fix}]) if goes_on else b"") + cc_user("thanks, what next?"))
+    res, b = run(s)
+    assert texts(b) == ([pitfall + "\n\n" + fix] if goes_on else []) + ["thanks, what next?"]
+    assert b.agents[0].messages[0].start == read  # its range is this run's bytes only
+
+
 def test_a_parser_bug_on_one_line_is_reported_not_fatal(tmp_path, monkeypatch):
     from distill.sources.openclaw import OpenClawParser
 

@@ -25,6 +25,7 @@ TYPE_CHECKING = False  # not typing's: a run that reads a file need not import t
 if TYPE_CHECKING:
     from ..model import Role
     from ..text.envelopes import Author
+    from .protocols import SourceParser
 
 # Who actually wrote a turn (``Author``, defined with the rules that find it in envelopes.py).
 # ``role`` is the transcript's own label (kept for the batch file's old keys); ``author`` is
@@ -86,6 +87,17 @@ def finish_text(
     if clipped:
         counters["clipped"] += 1
     return redact_counting(text, counters)
+
+
+def feed_again(parser: SourceParser, lines: list[bytes]) -> None:
+    """``parser.feed`` the lines an earlier run read (a parser's ``recall``): their turns were
+    given and counted then, so what they give now is dropped and their counters kept apart."""
+    counters, parser.counters = parser.counters, Counter()
+    try:
+        for line in lines:
+            parser.feed(line, 0, 0)
+    finally:
+        parser.counters = counters
 
 
 def decode_line(line: bytes, counters: Counter) -> dict | None:

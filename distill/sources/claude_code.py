@@ -10,7 +10,11 @@ Choices:
   block each; their text becomes one turn whose byte range runs from the start of its first
   line with text to the end of its last. It is emitted when another message's text starts,
   when any other turn is produced, or at ``finish()``. Lines that carry no text never end
-  it, so skipping them (the bytes pre-test) changes nothing.
+  it, so skipping them (the bytes pre-test) changes nothing. A run can end between two lines
+  of one message (a cron run, a hook fired mid-session): the next run reads the last 64 KiB
+  before where it starts again (``recall``), and if the message goes on, its turn is the whole
+  message (the pitfall in its first lines and the fix in its last are one turn; the first
+  part was given once already, alone); a message that does not go on gives nothing again.
 - Tool results live in user lines. Successful ones are dropped, failed ones become one trace
   turn. A user line with only tool results is not a user turn; one with text and a failed
   tool result gives one user turn with the trace appended (one turn per line keeps turn ids,
@@ -31,7 +35,7 @@ import orjson
 
 from ..model import Turn
 from .base import (
-    TurnLimits, decode_line, drop_blobs, finish_said, finish_text, id_or_none, iso_to_ms, session_id_or_none,
+    TurnLimits, decode_line, drop_blobs, feed_again, finish_said, finish_text, id_or_none, iso_to_ms, session_id_or_none,
 )
 from ..text.noise import clip
 from .toolfail import error_line, trace
@@ -41,8 +45,8 @@ _BLOB_KEYS = (b'"data":"',)  # image data: emptied before decoding
 
 
 class ClaudeCodeFormat:
+    context_bytes = 1 << 16  # a streamed message a run boundary cut (see recall), and tool names
     name = "claude-code"
-    context_bytes = 0
 
     def detect(self, first_line: bytes) -> bool:
         try:
@@ -98,6 +102,7 @@ class _Held:
     parts: list[str] = field(default_factory=list)
     seen: set[int] = field(default_factory=set)  # hashes of the parts, to drop repeated blocks
     size: int = 0
+    recalled: bool = False  # its lines so far were read by an earlier run, which gave them as a turn
 
     def add(self, texts: list[str], max_chars: int) -> None:
         for t in texts:
@@ -140,7 +145,9 @@ class ClaudeCodeParser:
         return self._flush()
 
     def recall(self, lines: list[bytes]) -> None:
-        pass
+        feed_again(self, lines)
+        if self._held is not None:
+            self._held.recalled = True
 
     # --- assistant -----------------------------------------------------------------------
 
@@ -167,6 +174,8 @@ class ClaudeCodeParser:
         held = self._held
         if held is not None and held.message_id == mid:
             held.add(texts, self.limits.max_turn_chars)
+            if held.recalled:  # the message goes on after a run boundary: its turn is read here
+                held.recalled, held.start = False, start
             held.end = end
             return []
         out = self._flush()
@@ -176,7 +185,7 @@ class ClaudeCodeParser:
 
     def _flush(self) -> list[Turn]:
         held, self._held = self._held, None
-        if held is None:
+        if held is None or held.recalled:
             return []
         said = finish_said("assistant", "\n\n".join(held.parts), self.limits, self.counters)
         if said is None:

@@ -29,7 +29,7 @@ import orjson
 from ..text import LazyPattern
 from ..model import Turn
 from .base import (
-    TurnLimits, decode_line, drop_blobs, finish_said, finish_text, id_or_none, iso_to_ms, session_id_or_none,
+    TurnLimits, decode_line, drop_blobs, feed_again, finish_said, finish_text, id_or_none, iso_to_ms, session_id_or_none,
 )
 from .toolfail import WINDOW_BYTES, bytes_window_may_fail, error_line, header_exit_code, trace
 
@@ -162,12 +162,7 @@ class CodexParser:
         return []
 
     def recall(self, lines: list[bytes]) -> None:
-        counters, self.counters = self.counters, Counter()  # counted when they were read
-        try:
-            for line in lines:
-                self.feed(line, 0, 0)
-        finally:
-            self.counters = counters
+        feed_again(self, lines)
 
     def _set_session(self, value: object) -> None:
         sid = session_id_or_none(value, self.counters)

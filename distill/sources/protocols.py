@@ -14,6 +14,7 @@ class SourceParser(Protocol):
     """One per file per run; keeps the little state a format needs across lines."""
 
     session_id: str
+    counters: Counter  # why lines or turns were skipped or changed (a ParseCounters)
 
     def feed(self, line: bytes, start: int, end: int) -> list[Turn]: ...
 
