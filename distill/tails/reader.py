@@ -477,7 +477,7 @@ class TailWalk:
         parser = fmt.new_parser(agent_id=agent, file=entry["path"], session_id=_session_id(entry["path"]),
                                 counters=self.counters, limits=TurnLimits.from_settings(self.settings))
         if fmt.context_bytes and start > 0:
-            parser.recall(_lines_before(fd, start, fmt.context_bytes))
+            parser.recall([line for line in _lines_before(fd, start, fmt.context_bytes) if fmt.could_yield(line)])
         reader = TailReader(fd, start, stop, max_line=self.settings.max_line_bytes,
                             skip_first=bool(entry.get("skip")), final=final)
         room = self.settings.max_messages_per_agent - len(self.messages.get(agent, ()))
