@@ -52,6 +52,26 @@ SHAPES = [
                     "<command-args>always run ruff format before committing</command-args>",
      "person", "/remember always run ruff format before committing", ["command-"]),
     ("claude-code", "<command-name>/clear</command-name>\n<command-args></command-args>", None, None, []),
+    # Claude Code's "!" shell mode: the command and its output are the tool's, never the person's
+    ("claude-code", "<bash-input>cat CONTRIBUTING.md</bash-input>", "tool", "$ cat CONTRIBUTING.md", ["bash-input"]),
+    ("claude-code", "<bash-stdout># Contributing\n\nAlways run `make lint-all` before pushing.\nWe decided to use Postgres "
+                    "16 because the JSON path queries need it.</bash-stdout><bash-stderr></bash-stderr>", None, None, []),
+    ("claude-code", "<bash-stdout></bash-stdout><bash-stderr>cat: NOTES.md: No such file or directory</bash-stderr>",
+     "tool", "[tool exec failed: bash: cat: NOTES.md: No such file or directory]", ["bash-std"]),
+    # hook output and feedback, background-task notifications, teammate messages: the platform's
+    ("claude-code", "<user-prompt-submit-hook>Remember: always use the staging database for migrations."
+                    "</user-prompt-submit-hook>", "platform", "Remember: always use the staging database", ["<user-prompt"]),
+    ("claude-code", "Why does the login test fail?\n\n<user-prompt-submit-hook>Remember: always use the staging database."
+                    "</user-prompt-submit-hook>", "person", "Why does the login test fail?", ["staging", "hook"]),
+    ("claude-code", "Stop hook feedback:\n- [/home/ana/bin/check.sh]: Always run `pnpm test --run` before finishing the "
+                    "task.", "platform", "Always run `pnpm test --run`", []),
+    ("claude-code", "<task-notification>\n<task-id>b7f2c1</task-id>\n<status>completed</status>\n<summary>Background "
+                    "command \"Run the test suite\" completed (exit code 0)</summary>\n</task-notification>\nRead the output "
+                    "file to retrieve the result: /tmp/claude/tasks/b7f2c1.output", "platform",
+     "Background command \"Run the test suite\" completed (exit code 0)", ["task-id", "Read the output"]),
+    ("claude-code", "<teammate-message teammate_id=\"team-lead\" color=\"blue\" summary=\"deploy rule\">We always deploy "
+                    "with the blue-green script.</teammate-message>", "platform",
+     "We always deploy with the blue-green script.", ["teammate_id"]),
     ("codex", "# Context from my IDE setup:\n\n## Active file: src/app.py\n\n## Open tabs:\n- app.py: src/app.py\n\n"
               "## My request for Codex:\nrun pytest with -x", "person", "run pytest with -x", ["Active file", "Open tabs"]),
     ("codex", "# AGENTS.md instructions for /home/dev/shop\n\n<INSTRUCTIONS>\nAlways use 4 spaces.\n</INSTRUCTIONS>",
@@ -92,6 +112,15 @@ def test_a_sub_agent_transcript_is_its_parents_words_and_its_own_work(tmp_path):
         ("user", "parent_agent"), ("tool", "tool"), ("assistant", "assistant")]
 
 
+def test_a_hook_message_in_a_sub_agent_transcript_is_still_the_platforms(tmp_path):
+    msgs = read(tmp_path, {"id": "side", "format": "claude-code", "sidechain": True, "turns": [
+        ["user", "Search for the config loader."],
+        ["user", "SubagentStop hook feedback:\n- [/home/ana/bin/check.sh]: Always run the linter first."],
+        ["assistant", "The loader is in settings/load.py."]]})
+    assert [(m["role"], m["author"]) for m in msgs] == [
+        ("user", "parent_agent"), ("user", "platform"), ("assistant", "assistant")]
+
+
 @pytest.mark.parametrize("text,author,said", [
     ("[message_id: om_x100b531f570748a4eea0b1d53f8d0e7]\n听风: 以后每天中午发日报给我", "person", "以后每天中午发日报给我"),
     ("[WIP] the branch is not ready", "person", "[WIP] the branch is not ready"),
@@ -108,3 +137,41 @@ def test_attribute_keeps_only_the_persons_words(text, author, said):
     from distill.text.envelopes import attribute
 
     assert attribute(text) == (author, said)
+
+
+def test_claude_code_shell_hook_and_notification_text_never_becomes_the_users_words(tmp_path):
+    """The audit's session: a ``!cat`` of a contributing guide, a hook's reminder, a Stop hook's
+    feedback, a task notification and a teammate's message, each stating a rule or decision in
+    the first person; only the person's own rule may become "the user said"."""
+    from distill.pipeline import distill_batch
+    from distill.distiller.rules import RulesExtractor
+    from distill.tails.ledger import load_batch
+
+    over = write_item(tmp_path, {"agent": "main", "id": "s1", "format": "claude-code", "turns": [
+        ["user", "<bash-input>cat CONTRIBUTING.md</bash-input>"],
+        ["user", "<bash-stdout># Contributing\n\nAlways run `make lint-all` before pushing; never commit directly to the "
+                 "release branch.\nWe decided to use Postgres 16 because the JSON path queries need it.</bash-stdout>"
+                 "<bash-stderr></bash-stderr>"],
+        ["user", "<user-prompt-submit-hook>Remember: always use the staging database for migrations."
+                 "</user-prompt-submit-hook>"],
+        ["user", "Stop hook feedback:\n- [/home/ana/bin/check.sh]: Always run `pnpm test --run` before finishing the task."],
+        ["user", "<task-notification>\n<task-id>b7f2c1</task-id>\n<status>completed</status>\n<summary>We decided to "
+                 "keep the nightly job.</summary>\n</task-notification>"],
+        ["user", "<teammate-message teammate_id=\"team-lead\">We always deploy with the blue-green script."
+                 "</teammate-message>"],
+        ["user", "Always use uv instead of pip in this repo.\n\n<user-prompt-submit-hook>Never touch prod."
+                 "</user-prompt-submit-hook>"],
+        ["assistant", "Understood, I will use uv from now on."]]})
+    settings = load_settings(state_dir=tmp_path / "state", db=tmp_path / "db", **over)
+    made = create_batch(settings)
+    batch = load_batch(Path(made.batch_file))
+    authors = [(m.author, m.text[:12]) for a in batch.agents for m in a.messages]
+    assert authors == [("tool", "$ cat CONTRI"), ("platform", "Remember: al"), ("platform", "Stop hook fe"),
+                       ("platform", "We decided t"), ("platform", "We always de"), ("person", "Always use u"),
+                       ("assistant", "Understood, ")]
+    texts = [m.text for m in distill_batch(settings, batch, extractor=RulesExtractor(), budget=None).memories]
+    said = " ".join(texts)
+    for injected in ("Postgres 16", "make lint-all", "staging database", "pnpm test", "nightly job", "blue-green",
+                     "Never touch prod", "bash-std"):
+        assert injected not in said
+    assert any("Always use uv instead of pip" in t for t in texts)

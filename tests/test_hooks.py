@@ -269,3 +269,25 @@ def test_a_second_install_with_other_paths_updates_distills_own_entries(home, ca
     codex = tomllib.loads((home / ".codex" / "config.toml").read_text())
     assert codex["mcp_servers"]["distill"]["env"]["DISTILL_DB"] == str(tmp_path / "db2")
     assert f"DISTILL_DB={tmp_path / 'db2'}" in codex["notify"]
+
+
+@pytest.mark.parametrize("order", [("claude-code", "codex"), ("codex", "claude-code")])
+def test_uninstalling_both_agents_deletes_the_config_toml_the_first_install_created(home, capsys, tmp_path, order):
+    config = tmp_path / "state" / "config.toml"
+    before = snapshot(home)
+    for agent in ("claude-code", "codex"):
+        assert hooks(capsys, "install", agent, "--home", str(home))[0] == 0
+    assert [s["agent_id"] for s in tomllib.loads(config.read_text())["sources"]] == ["claude-code", "codex"]
+    for agent in order:
+        assert hooks(capsys, "uninstall", agent, "--home", str(home))[0] == 0
+    assert not config.exists()
+    assert snapshot(home) == before
+
+
+def test_a_blank_config_toml_the_person_had_before_install_is_kept(home, capsys, tmp_path):
+    config = tmp_path / "state" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("")
+    hooks(capsys, "install", "codex", "--home", str(home))
+    hooks(capsys, "uninstall", "codex", "--home", str(home))
+    assert config.read_text() == ""

@@ -363,3 +363,79 @@ def test_a_task_file_still_being_written_is_not_rejected_yet(world):
     path.write_text("{truncated")
     os.utime(path, (now_ms() / 1000 - 5,) * 2)  # the writer gave up: now it is garbage
     assert loop.step() is False and q.counts()["failed"] == 1
+
+
+def claude_world(tmp_path: Path, fmt: str = "auto"):
+    """A Claude Code source root for agent ``cc``: session S with a newer-style sub-agent
+    folder and an older-style ``agent-*.jsonl`` beside it, and another session T with its own."""
+    from tests.sources_lines import cc_assistant, cc_user
+
+    settings = load_settings(state_dir=tmp_path / "state", agents_dir=tmp_path / "agents",
+                             sources=[{"path": str(tmp_path / "claude"), "agent_id": "cc", "format": fmt}])
+    q = Queue(settings.state.queue)
+    q.ensure()
+    proj = tmp_path / "claude" / "proj"
+    files = {
+        "main": (proj / "S.jsonl", "S", False, "Please find why the export job fails.", "The export job fails on a "
+                 "missing bucket."),
+        "new": (proj / "S" / "subagents" / "agent-a1b2.jsonl", "S", True, "Search the repo for the bucket name.",
+                "The bucket name is set in deploy/export.env."),
+        "old": (proj / "agent-c3d4.jsonl", "S", True, "Read the export logs.", "The logs show NoSuchBucket errors."),
+        "other": (proj / "agent-e5f6.jsonl", "T", True, "Lint the other session's code.", "Lint found nothing."),
+        "t": (proj / "T.jsonl", "T", False, "Lint this.", "Done linting."),
+    }
+    for path, sid, side, asked, said in files.values():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(cc_user(asked, session=sid, isSidechain=side)
+                         + cc_assistant(f"msg_{path.stem}", [{"type": "text", "text": said}], session=sid,
+                                        isSidechain=side))
+    outside = tmp_path / "elsewhere" / "agent-zz.jsonl"  # a symlink out of the root is never followed
+    outside.parent.mkdir()
+    outside.write_bytes(files["new"][0].read_bytes())
+    (proj / "S" / "subagents" / "agent-evil.jsonl").symlink_to(outside)
+    return settings, q, HookConfig.from_settings(settings), {k: v[0] for k, v in files.items()}
+
+
+@pytest.mark.parametrize("fmt", ["auto", "claude-code"])
+def test_a_claude_code_session_task_also_reads_its_sub_agents(tmp_path, fmt):
+    settings, q, cfg, f = claude_world(tmp_path, fmt)
+    enqueue(cfg, "cc", str(f["main"]))
+    enqueue(cfg, "cc", str(f["t"]))
+    runner = FakeRunner()
+    assert drain(TaskLoop(settings, q, runner=runner)) == 2
+    assert runner.calls == [{f["main"], f["new"], f["old"]}, {f["t"], f["other"]}]
+
+
+def test_a_sub_agent_files_own_task_and_other_formats_read_only_their_file(world):
+    settings, q, cfg, root = world
+    f = session(root)  # OpenClaw: no sub-agent files beside it are looked for
+    (f.parent / "agent-x.jsonl").write_text('{"type":"session"}\n')
+    (f.parent / "s1" / "subagents").mkdir(parents=True)
+    (f.parent / "s1" / "subagents" / "agent-y.jsonl").write_text('{"type":"session"}\n')
+    enqueue(cfg, "main", str(f))
+    runner = FakeRunner()
+    drain(TaskLoop(settings, q, runner=runner))
+    assert runner.calls == [{f}]
+
+
+def test_the_worker_reads_the_sub_agents_turns_of_a_claude_code_session(tmp_path):
+    """Real files, the real reader: the one task for the main transcript puts every sub-agent's
+    turns in the batch (their task specs as the parent agent's), and no other session's."""
+    from distill.tails.ledger import create_batch, load_batch
+
+    settings, q, cfg, f = claude_world(tmp_path)
+    texts: list[tuple[str, str]] = []
+
+    def reading_runner(settings, *, only_files, progress):
+        made = create_batch(settings, only_files=only_files)
+        batch = load_batch(Path(made.batch_file))
+        texts.extend((m.author, m.text) for a in batch.agents for m in a.messages)
+        return RunSummary(action="committed")
+
+    enqueue(cfg, "cc", str(f["main"]))
+    assert drain(TaskLoop(settings, q, runner=reading_runner)) == 1
+    assert sorted(texts) == sorted([
+        ("person", "Please find why the export job fails."), ("assistant", "The export job fails on a missing bucket."),
+        ("parent_agent", "Search the repo for the bucket name."),
+        ("assistant", "The bucket name is set in deploy/export.env."),
+        ("parent_agent", "Read the export logs."), ("assistant", "The logs show NoSuchBucket errors.")])

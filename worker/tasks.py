@@ -13,7 +13,9 @@ attempts unchanged. A file that is not a valid task, or names a path or agent it
 goes to ``failed/`` at once with the reason. The pipeline leaves a failed batch pending, so
 nothing read is lost whatever happens to the task. A task a dead worker left in
 ``processing/`` counts as an attempt (:meth:`TaskLoop.recover`). A task whose file is gone
-reads that file's archive and nothing else (:meth:`TaskLoop._gone_group`).
+reads that file's archive and nothing else (:meth:`TaskLoop._gone_group`). A task for a
+Claude Code session's main transcript also reads that session's sub-agent transcripts
+(:func:`sub_agent_files`): its hook names only the main one.
 """
 
 from __future__ import annotations
@@ -87,6 +89,77 @@ def archives_of(session_file: str) -> list[str]:
         except OSError:
             continue
     return out
+
+
+def sub_agent_files(settings: Settings, cfg: HookConfig, agent_id: str, main: str) -> set[Path]:
+    """The sub-agent transcripts of the Claude Code session whose main transcript is ``main``
+    (``<project>/<session-id>.jsonl``), which its ``SessionEnd`` hook never names: every
+    ``<project>/<session-id>/subagents/*.jsonl`` (newer Claude Code), and each
+    ``<project>/agent-*.jsonl`` whose first line carries the session's ``sessionId`` (older;
+    a bytes test on its first 8 KiB, no decoding). Only files discovery would list under a
+    source root as ``agent_id``'s, checked like a task's own file (no symlink out of the
+    root, no other agent's). Empty for any other format, for a file not under a source root,
+    and for a sub-agent file itself. The reader skips the unchanged ones by their cursor."""
+    from distill.tails.discover import classify
+
+    name = os.path.basename(main)
+    if not name.endswith(".jsonl") or name.startswith("agent-"):
+        return set()
+    found = classify(settings, main)
+    if found is None or found.agent != agent_id or found.format not in ("claude-code", "auto"):
+        return set()
+    if found.format == "auto" and not _is_claude_code(main):
+        return set()
+    session_id, folder = name[: -len(".jsonl")], os.path.dirname(main)
+    candidates = [os.path.join(folder, session_id, "subagents", n)
+                  for n in _names(os.path.join(folder, session_id, "subagents")) if n.endswith(".jsonl")]
+    marks = (b'"sessionId":"%s"' % session_id.encode(), b'"sessionId": "%s"' % session_id.encode())
+    for n in _names(folder):
+        if n.startswith("agent-") and n.endswith(".jsonl") and _head_has(os.path.join(folder, n), marks):
+            candidates.append(os.path.join(folder, n))
+    out: set[Path] = set()
+    for path in candidates:
+        try:
+            given, _resolved = check_session_file(cfg, agent_id, path)
+        except (InvalidTask, SessionGone):
+            continue
+        sub = classify(settings, given)
+        if sub is not None and sub.agent == agent_id:
+            out.add(Path(given))
+    return out
+
+
+def _names(folder: str) -> list[str]:
+    try:
+        return sorted(os.listdir(folder))
+    except OSError:
+        return []
+
+
+def _head(path: str, size: int) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read(size)
+    except OSError:
+        return b""
+
+
+def _head_has(path: str, marks: tuple[bytes, ...]) -> bool:
+    first = _head(path, 8192).split(b"\n", 1)[0]
+    return any(m in first for m in marks)
+
+
+def _is_claude_code(path: str) -> bool:
+    """A transcript in a source root whose format is detected (``format = "auto"``) is a
+    Claude Code one (its first line, as the reader would detect it)."""
+    from distill.errors import UnknownFormat
+    from distill.sources import detect_format
+
+    first = _head(path, 65536).split(b"\n", 1)[0]
+    try:
+        return bool(first) and detect_format(first, path).name == "claude-code"
+    except UnknownFormat:
+        return False
 
 
 class _Group:
@@ -168,6 +241,8 @@ class TaskLoop:
             if task.not_before_ms > now:
                 continue
             if key not in groups:
+                if files is not None:  # a Claude Code session's sub-agents have their own transcripts
+                    files |= sub_agent_files(self.settings, self.cfg, task.agent_id, os.path.normpath(task.session_file))
                 groups[key] = _Group(key, files) if files is not None else self._gone_group(task.session_file)
             group = groups[key]
             group.entries.append(entry)

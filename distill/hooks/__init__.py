@@ -149,7 +149,7 @@ def plan_for(agent: str, action: str, ctx: Context) -> Plan:
     else:
         manifest = _read_manifest(ctx.manifest(agent))
         module.uninstall(plan, ctx, manifest)
-        _restore_originals(plan, manifest)
+        _restore_originals(plan, manifest, ctx.config_file)
     return plan
 
 
@@ -211,21 +211,30 @@ def _update_manifest(plan: Plan, ctx: Context, backups: dict[str, str | None]) -
     write_bytes(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
-def _restore_originals(plan: Plan, manifest: dict[str, Any]) -> None:
+def _restore_originals(plan: Plan, manifest: dict[str, Any], own_config: Path) -> None:
     """Where uninstalling leaves a file equal, as data, to what it was before install, put back
-    its original bytes (formatting and all); a file install created and that is now empty goes."""
+    its original bytes (formatting and all); a file install created and that is now empty goes.
+
+    distill's own ``config.toml`` left blank (not even a comment) goes too, unless it was blank
+    before this install: one agent's install may have created it and another's found it there
+    (``hooks install claude-code`` then ``codex``), so the last uninstall to run holds a backup
+    of the first's entries, not of anything a person wrote, and the file would stay as 0 bytes."""
     originals = manifest.get("originals") or {}
     for c in plan.changes:
         if c.after is None or str(c.path) not in originals:
             continue
         backup = originals[str(c.path)]
+        original = None
         if backup is None:
             if _empty_data(c.path, c.after):
                 c.after = None
+                continue
         elif Path(backup).is_file():
-            text = Path(backup).read_text(encoding="utf-8")
-            if _same_data(c.path, c.after, text):
-                c.after = text
+            original = Path(backup).read_text(encoding="utf-8")
+            if _same_data(c.path, c.after, original):
+                c.after = original
+        if c.path == own_config and not c.after.strip() and not (original is not None and not original.strip()):
+            c.after = None
 
 
 def _parse(path: Path, text: str) -> Any:

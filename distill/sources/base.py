@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 # chat-channel envelopes and system notices, schedule = cron-fired prompts, parent_agent = a
 # task spec a parent agent wrote into a sub-agent's session.
 DEFAULT_AUTHOR: dict[str, Author] = {"user": "person", "assistant": "assistant", "tool": "tool"}
+# what a user turn that gives no text is counted as, by who wrote it
+_DROPPED_AS: dict[str, str] = {"person": "noise", "tool": "tool_ok"}
 
 
 class ParseCounters(Counter):
@@ -45,7 +47,8 @@ def finish_said(
 ) -> tuple[str, Author] | None:
     """The shared cleaning step for what was said: strip injected blocks → find who wrote it
     (envelopes stripped) → drop noise → clip → redact. ``author`` overrides who wrote user
-    text (a sub-agent transcript's user turns are its parent's).
+    text that would otherwise be the person's (a sub-agent transcript's user turns are its
+    parent's; a hook's message in it is still the platform's).
 
     Returns ``(text, author)``, or None when nothing worth keeping is left (counted).
     """
@@ -56,10 +59,10 @@ def finish_said(
     who: Author = DEFAULT_AUTHOR[role]
     if role == "user":
         who, said = attribute(text)
-        if said is None:  # a bare slash command (noise) or a runtime prompt
-            counters["noise" if who == "person" else "runtime_prompt"] += 1
+        if said is None:  # a bare slash command (noise), a runtime prompt, a shell command's output
+            counters[_DROPPED_AS.get(who, "runtime_prompt")] += 1
             return None
-        text, who = said, author or who
+        text, who = said, (author or who) if who == "person" else who
         if who != "person":
             counters[f"author:{who}"] += 1
     if not text.strip():
@@ -68,7 +71,8 @@ def finish_said(
     if is_noise(role, text):
         counters["noise"] += 1
         return None
-    return finish_text(role, text, limits, counters, trace=False), who
+    # a shell command or its failure (Claude Code's ``!`` mode) is clipped as a tool's trace
+    return finish_text(role, text, limits, counters, trace=who == "tool"), who
 
 
 def finish_text(

@@ -2,8 +2,10 @@
 
 A transcript's user role holds much that no person typed: chat-channel envelopes around a
 real message, platform notices, prompts fired by a schedule, the runtime's own prompts, and
-task specs a parent agent wrote into a sub-agent's session. :func:`attribute` tells them
-apart and strips the envelope, keeping the message. docs/formats.md shows every pattern.
+task specs a parent agent wrote into a sub-agent's session, and Claude Code's shell mode
+(``!cmd``: the command and its output), hook output and feedback, background-task
+notifications and agent-team messages. :func:`attribute` tells them apart and strips the
+envelope, keeping the message. docs/formats.md shows every pattern.
 
 It runs on user text only, after ``noise.strip_injected`` and before the noise test (so a
 greeting inside an envelope is still a greeting), and every pattern is guarded by a plain
@@ -44,6 +46,24 @@ _IDE_CONTEXT = "# Context from my IDE setup:"
 _IDE_REQUEST = LazyPattern(r"^## My request(?: for [A-Za-z ]{1,20})?:[ \t]*\n?", re.M)
 _COMMAND = LazyPattern(r"<command-name>\s*/?([\w:-]{1,40})\s*</command-name>")
 _COMMAND_ARGS = LazyPattern(r"<command-args>(.*?)</command-args>", re.S)
+# Claude Code blocks in a user line that no person typed: the ``!`` shell mode's command and
+# output (the tool's), and what the platform delivers as a user message: a UserPromptSubmit
+# hook's output, a background task's notification, an agent-team teammate's message (it
+# carries attributes). An unterminated block runs to the end.
+_TOOL_TAGS = ("bash-input", "bash-stdout", "bash-stderr")
+_PLATFORM_TAGS = ("user-prompt-submit-hook", "task-notification", "teammate-message")
+_BLOCK_OPENERS = tuple(f"<{t}" for t in _TOOL_TAGS + _PLATFORM_TAGS)
+_BLOCK = LazyPattern(
+    r"<(" + "|".join(_TOOL_TAGS + _PLATFORM_TAGS) + r")(?:\s[^<>]{0,2000})?>(.*?)(?:</\1>|\Z)\s*", re.S
+)
+# the line Claude Code puts after a task notification
+_NOTIFICATION_TRAILER = LazyPattern(r"^[ \t]*Read the output file to retrieve the (?:output|result)\b[^\n]*$", re.M)
+_SUMMARY = LazyPattern(r"<summary>(.*?)</summary>", re.S)
+# "Stop hook feedback:\n- [/home/u/check.sh]: …", "PreToolUse:Bash hook error: …" (a hook's
+# message, sent as a user line when the hook blocks)
+_HOOK_FEEDBACK = LazyPattern(
+    r"^[A-Z][A-Za-z]{2,30}(?::[^\s:]{1,60})? hook (?:feedback|error|blocking error|additional context)\b"
+)
 
 
 def attribute(text: str) -> tuple[Author, str | None]:
@@ -52,6 +72,13 @@ def attribute(text: str) -> tuple[Author, str | None]:
     empty command, nothing to keep."""
     if text.startswith(_RUNTIME_PROMPTS):
         return "platform", None
+    if "<" in text and any(o in text for o in _BLOCK_OPENERS):
+        found = _claude_blocks(text)
+        if isinstance(found, tuple):
+            return found
+        text = found  # the person's words around the blocks
+    if " hook " in text[:100] and _HOOK_FEEDBACK.match(text):
+        return "platform", text
     if text.startswith("[") or "[message_id:" in text:
         if text.startswith(_SUBAGENT) or "\n[Subagent Task]" in text[:2000]:
             return "parent_agent", text
@@ -108,3 +135,40 @@ def _command(text: str) -> str | None:
     words = args.group(1).strip() if args else ""
     said = f"/{name.group(1)} {words}".strip() if name else ""
     return None if not said or is_noise("user", said) else said
+
+
+def _claude_blocks(text: str) -> tuple[Author, str | None] | str:
+    """Claude Code's shell-mode and platform blocks (``_BLOCK``): the person's words around
+    them (a str: attribution goes on with it), or, when nothing else is left, who wrote the
+    blocks and what of them the batch keeps. The shell command is kept as ``$ cmd``; its
+    output is dropped as any successful tool output is (text None), or kept as a failed
+    tool's trace when it wrote to stderr or starts with an error line."""
+    blocks: list[tuple[str, str]] = []
+    parts, pos = [], 0
+    for m in _BLOCK.finditer(text):
+        parts.append(text[pos:m.start()])
+        pos = m.end()
+        blocks.append((m.group(1), m.group(2).strip()))
+    parts.append(text[pos:])
+    rest = "".join(parts)
+    if any(tag == "task-notification" for tag, _ in blocks):
+        rest = _NOTIFICATION_TRAILER.sub("", rest)
+    if rest.strip():
+        return rest.strip()
+    if any(tag in _PLATFORM_TAGS for tag, _ in blocks):
+        said = []
+        for tag, body in blocks:
+            summary = _SUMMARY.search(body) if tag == "task-notification" else None
+            said.append(summary.group(1).strip() if summary else body)
+        return "platform", "\n\n".join(s for s in said if s) or None
+    command = "\n".join(body for tag, body in blocks if tag == "bash-input" and body)
+    if command:
+        return "tool", f"$ {command}"
+    stdout = "\n".join(body for tag, body in blocks if tag == "bash-stdout")
+    stderr = "\n".join(body for tag, body in blocks if tag == "bash-stderr")
+    from ..sources.toolfail import error_line, first_error_line  # lazy: sources import this module
+
+    if stderr.strip() or error_line(stdout) is not None:
+        detail = first_error_line(stderr if stderr.strip() else stdout) or "(no output)"
+        return "tool", f"[tool exec failed: bash: {detail}]"
+    return "tool", None
