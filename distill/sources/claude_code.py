@@ -23,6 +23,9 @@ Choices:
 - Sidechain (subagent) lines are kept: what a subagent learned is as useful as the rest; but
   their user text (``isSidechain`` lines, or any user line of an ``agent-*.jsonl`` file) is
   the task spec its parent agent wrote, attributed to ``parent_agent``.
+- Text in user lines that nobody typed — ``!`` shell mode (``<bash-input>``, ``<bash-stdout>``),
+  hook output and feedback, task notifications, teammate messages — is given its author by
+  :func:`distill.text.envelopes.attribute` like every other envelope (docs/formats.md).
 """
 
 from __future__ import annotations
