@@ -27,12 +27,14 @@ batch is written (``noop``). Files with a pending range wait; the others go on.
 
 from __future__ import annotations
 
+import marshal
 import os
 import time
 from _thread import get_ident  # what threading.get_ident is, without importing threading at start-up
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from operator import attrgetter
 from pathlib import Path
 
 from ..atomic import move, write_bytes
@@ -224,7 +226,7 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
 # else (a new, grown, renamed, truncated or vanished file; a commit, abort, init or a crash
 # left in batches/) changes the digest and the full walk runs.
 
-_NOOP_VERSION = b"1"
+_NOOP_VERSION = b"2"
 
 
 def _discovered(settings: Settings) -> list[SessionFile] | None:
@@ -238,10 +240,15 @@ def _discovered(settings: Settings) -> list[SessionFile] | None:
 
 def _files_digest(settings: Settings, found: list[SessionFile]) -> bytes:
     """Digest of the settings and of each file's path, inode, size and mtime (its owner and
-    format follow from its path and the settings)."""
+    format follow from its path and the settings). The numbers go in as ``marshal`` bytes
+    (version 2: no back-references), not as text: formatting 30,000 integers in decimal
+    took half of the digest's time over 10,000 files."""
     h = blake2b(_NOOP_VERSION + repr(settings).encode("utf-8", "surrogatepass"), digest_size=16)
-    h.update("".join([f"\n{path}\0{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
-                      for path, _, _, st in found]).encode("utf-8", "surrogateescape"))
+    paths = "\0".join([sf[0] for sf in found]).encode("utf-8", "surrogateescape")
+    h.update(len(paths).to_bytes(8, "little"))
+    h.update(paths)
+    numbers = attrgetter("st_ino", "st_size", "st_mtime_ns")
+    h.update(marshal.dumps([numbers(sf[3]) for sf in found], 2))
     return h.digest()
 
 
