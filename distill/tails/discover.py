@@ -32,7 +32,6 @@ import os
 import stat
 from collections import Counter, namedtuple
 from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 
@@ -113,17 +112,22 @@ def _unique(found: list[SessionFile]) -> list[SessionFile]:
 _replay: ContextVar[tuple[object, list[SessionFile]] | None] = ContextVar("distill_discovered", default=None)
 
 
-@contextmanager
-def replaying(settings: Settings, found: list[SessionFile] | None) -> Iterator[None]:
-    """Within this block, :func:`discover` for ``settings`` yields ``found`` (what the caller
-    has just discovered, cleanly) instead of listing and stat'ing every file again: the batch
-    ledger discovers once for its no-op digest, then walks. ``found`` None: discover as usual."""
-    token = _replay.set((settings, found)) if found is not None else None
-    try:
-        yield
-    finally:
-        if token is not None:
-            _replay.reset(token)
+class replaying:
+    """``with replaying(settings, found):`` — within the block, :func:`discover` for
+    ``settings`` yields ``found`` (what the caller has just discovered, cleanly) instead of
+    listing and stat'ing every file again: the batch ledger discovers once for its no-op
+    digest, then walks. ``found`` None: discover as usual. (A class: contextlib would be an
+    import of every run for this alone.)"""
+
+    def __init__(self, settings: Settings, found: list[SessionFile] | None):
+        self._replay = (settings, found) if found is not None else None
+
+    def __enter__(self) -> None:
+        self._token = _replay.set(self._replay) if self._replay is not None else None
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _replay.reset(self._token)
 
 
 def _all(settings: Settings, counters: Counter, errors: list[str]) -> list[SessionFile]:
