@@ -27,7 +27,6 @@ batch is written (``noop``). Files with a pending range wait; the others go on.
 
 from __future__ import annotations
 
-import gc
 import marshal
 import os
 import time
@@ -202,9 +201,8 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
     cpath = Path(cursor_path or settings.state.cursor).absolute()
     plain = only_files is None and file_filter is None and read_limit is None and cursor_path is None
     with state_lock(settings):
-        with _CollectorPaused():
-            found = _discovered(settings) if plain else None
-            files = _files_digest(settings, found) if found is not None else None
+        found = _discovered(settings) if plain else None
+        files = _files_digest(settings, found) if found is not None else None
         if files is not None and _noop_unchanged(settings, cpath, files):
             result = BatchResult(action="noop", cursor_path=str(cpath),
                                  summary=RunSummary(action="noop", seconds=time.monotonic() - t0))
@@ -235,20 +233,6 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
 # left in batches/) changes the digest and the full walk runs.
 
 _NOOP_VERSION = b"2"
-
-
-class _CollectorPaused:
-    """The cyclic garbage collector held off while the no-op digest is made: 10,000 files are
-    30,000 new tuples (entry, stat, numbers) and not one reference cycle, which it would walk
-    again and again as they pile up (3 % of a no-op run). It runs as usual afterwards."""
-
-    def __enter__(self) -> None:
-        self._collecting = gc.isenabled()
-        gc.disable()
-
-    def __exit__(self, *exc: object) -> None:
-        if self._collecting:
-            gc.enable()
 
 
 def _discovered(settings: Settings) -> list[SessionFile] | None:
