@@ -18,7 +18,7 @@ Anything else — and every line ``json`` refuses — goes to orjson, which is i
 decodes every later line of the process. So whether a line is accepted, and what it decodes
 to, never depends on which decoder ran; a large run pays ``json``'s pace on its first
 64 KiB only. :func:`dumps` is the same for writing a small object (the cursor of a few
-files): the bytes orjson would write, or orjson itself. ``tests/test_lazyjson.py`` compares
+files, a batch of a few messages): the bytes orjson would write, or orjson itself. ``tests/test_lazyjson.py`` compares
 both with orjson.
 
 Callers use ``lazyjson.loads(line)`` (an attribute lookup, as ``orjson.loads`` was): the
@@ -100,27 +100,29 @@ def use_orjson() -> Callable[[bytes], object]:
 
 loads: Callable[[bytes], object] = _small
 
-def dumps(obj: object, *, small: bool) -> bytes:
-    """``orjson.dumps(obj)``, compact. ``small``: the caller knows ``obj`` is a few KiB (the
-    cursor of a few files); then, unless orjson is loaded anyway, ``json`` writes it (see
-    :func:`by_json_dumps`)."""
+def dumps(obj: object, *, small: bool, indent: bool = False) -> bytes:
+    """``orjson.dumps(obj)``, compact or (``indent``) with ``OPT_INDENT_2``. ``small``: the
+    caller knows ``obj`` is a few KiB (the cursor of a few files, a batch of a few messages);
+    then, unless orjson is loaded anyway, ``json`` writes it (see :func:`by_json_dumps`)."""
     if small and "orjson" not in sys.modules:
-        data = by_json_dumps(obj)
+        data = by_json_dumps(obj, indent=indent)
         if data is not None:
             return data
     import orjson
 
-    return orjson.dumps(obj)
+    return orjson.dumps(obj, option=orjson.OPT_INDENT_2 if indent else 0)
 
 
-def by_json_dumps(obj: object) -> bytes | None:
-    """``orjson.dumps(obj)`` by ``json`` if ``obj`` is only ``dict`` (string keys), ``list``,
-    ``str``, 64-bit ``int``, ``bool`` and ``None``, which ``json`` writes byte for byte as orjson
-    does; None for anything else (a float, whose digits the two write differently, a string
-    that is not UTF-8): orjson's to write or refuse."""
+def by_json_dumps(obj: object, *, indent: bool = False) -> bytes | None:
+    """``orjson.dumps(obj)`` (``indent``: with ``OPT_INDENT_2``) by ``json`` if ``obj`` is only
+    ``dict`` (string keys), ``list``, ``str``, 64-bit ``int``, ``bool`` and ``None``, which
+    ``json`` writes byte for byte as orjson does; None for anything else (a float, whose digits
+    the two write differently, a string that is not UTF-8): orjson's to write or refuse."""
     if not _plain(obj):
         return None
     try:
+        if indent:
+            return json.dumps(obj, ensure_ascii=False, indent=2).encode("utf-8")
         return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: orjson refuses it
         return None

@@ -124,15 +124,18 @@ CURSOR_LIKE = [
         "agent": "main", "format": None, "offset": 0, "pending": {"20261201-101500-a1b2c3": [0, 41, False]},
         "head": "a2dd71c1f24fd2fb18f652e7", "headLen": 41, "size": -1, "mtime": 1796148304098203047, "skip": True}}},
     {"n": [(1 << 63) - 1, -(1 << 63), (1 << 64) - 1, 0, -1], "e": [], "d": {}},
+    {"version": 1, "agents": [{"agentId": "main", "messages": [{"ts": 1764612345123, "role": "user", "text": "a\nb",
+                                                              "sessionId": None, "e": [[]], "d": {"x": {}}}]}]},
 ]
 NOT_JSONS = [{"n": 1 << 64}, {"n": -(1 << 63) - 1}, {"f": 1e16}, {"f": 0.5}, {"s": "\ud800"}, {1: "a"},
              {"t": (1, 2)}, {"b": b"x"}]
 
 
+@pytest.mark.parametrize("indent", [False, True])
 @pytest.mark.parametrize("obj", CURSOR_LIKE + NOT_JSONS, ids=range(len(CURSOR_LIKE) + len(NOT_JSONS)))
-def test_json_writes_a_small_cursor_byte_for_byte_as_orjson_or_leaves_it_to_orjson(obj):
-    ours = lazyjson.by_json_dumps(obj)
+def test_json_writes_a_small_cursor_or_batch_byte_for_byte_as_orjson_or_leaves_it_to_orjson(obj, indent):
+    ours = lazyjson.by_json_dumps(obj, indent=indent)
     if obj in CURSOR_LIKE:
-        assert ours == orjson.dumps(obj)
+        assert ours == orjson.dumps(obj, option=orjson.OPT_INDENT_2 if indent else 0)
     else:
         assert ours is None
