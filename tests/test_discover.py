@@ -74,3 +74,19 @@ def test_a_root_reached_through_a_symlink(example, tmp_path):
     given, resolved = check_session_file(cfg, "main", str(f))
     assert given == str(f) and resolved == os.path.realpath(f) != given
     assert owner_of(cfg, str(f)) == owner_of(cfg, resolved) == "main"
+
+
+def test_a_transcript_reached_twice_is_read_once(tmp_path):
+    """A session hard-linked under two agents (or linked within one folder) is one file: the
+    walk lists it at its first place only, so its turns are not read twice."""
+    from tests.tail_helpers import fact, header, msg, run, session, settings_for, texts
+
+    s = settings_for(tmp_path)
+    first = session(tmp_path, agent="alpha", name="s1")
+    first.write_bytes(header() + msg(fact(1)))
+    os.link(first, session(tmp_path, agent="beta", name="s1"))
+    os.link(first, first.with_name("s2.jsonl"))
+    session(tmp_path, agent="beta", name="s3").write_bytes(header("s3") + msg(fact(2)))
+    assert [(sf.agent, os.path.basename(sf.path)) for sf in discover(s, Counter())] == [
+        ("alpha", "s1.jsonl"), ("beta", "s3.jsonl")]
+    assert sorted(texts(run(s)[1])) == sorted([fact(1), fact(2)])

@@ -12,8 +12,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-import orjson
-
 from ..text import LazyPattern
 from ..model import Turn
 from .base import (
@@ -50,6 +48,8 @@ class OpenClawFormat:
     def detect(self, first_line: bytes) -> bool:
         if first_line.startswith(b'{"type":"session"'):
             return True
+        import orjson  # here: a file of a fixed format is never detected, and orjson is slow to import
+
         try:
             obj = orjson.loads(first_line)
         except orjson.JSONDecodeError:

@@ -32,7 +32,6 @@ import os
 import stat
 from collections import Counter, namedtuple
 from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 
@@ -81,44 +80,62 @@ def discover(settings: Settings, counters: Counter | None = None,
     """Every readable transcript under the configured roots (duplicates by inode removed).
 
     A folder that cannot be listed (no permission, a symlink loop) is counted
-    (``folder_unreadable``) and named in ``errors``; every other folder is still read."""
+    (``folder_unreadable``) and named in ``errors``; every other folder is still read.
+    Every root is listed before the first file is given (``counters`` and ``errors`` are
+    complete by then): lists, not a chain of generators, are what keeps the per-file cost of
+    a no-op run over 10,000 files down."""
     replay = _replay.get()
     if replay is not None and replay[0] is settings:
-        yield from replay[1]
-        return
+        return iter(replay[1])
     counters = counters if counters is not None else Counter()
     errors = errors if errors is not None else []
+    return iter(_unique(_all(settings, counters, errors)))
+
+
+def _unique(found: list[SessionFile]) -> list[SessionFile]:
+    """``found`` with each file once, at its first place: the same file can be reached twice
+    (a symlink, overlapping roots). Distinct inode numbers, the usual case, settle it in one
+    pass; otherwise files are told apart by device and inode."""
+    if len({sf[3].st_ino for sf in found}) == len(found):
+        return found
     seen: set[tuple[int, int]] = set()
-    for sf in _all(settings, counters, errors):
+    out = []
+    for sf in found:
         st = sf[3]
         ident = (st.st_dev, st.st_ino)
-        if ident not in seen:  # else the same file reached twice (a symlink, overlapping roots)
+        if ident not in seen:
             seen.add(ident)
-            yield sf
+            out.append(sf)
+    return out
 
 
 _replay: ContextVar[tuple[object, list[SessionFile]] | None] = ContextVar("distill_discovered", default=None)
 
 
-@contextmanager
-def replaying(settings: Settings, found: list[SessionFile] | None) -> Iterator[None]:
-    """Within this block, :func:`discover` for ``settings`` yields ``found`` (what the caller
-    has just discovered, cleanly) instead of listing and stat'ing every file again: the batch
-    ledger discovers once for its no-op digest, then walks. ``found`` None: discover as usual."""
-    token = _replay.set((settings, found)) if found is not None else None
-    try:
-        yield
-    finally:
-        if token is not None:
-            _replay.reset(token)
+class replaying:
+    """``with replaying(settings, found):`` — within the block, :func:`discover` for
+    ``settings`` yields ``found`` (what the caller has just discovered, cleanly) instead of
+    listing and stat'ing every file again: the batch ledger discovers once for its no-op
+    digest, then walks. ``found`` None: discover as usual. (A class: contextlib would be an
+    import of every run for this alone.)"""
+
+    def __init__(self, settings: Settings, found: list[SessionFile] | None):
+        self._replay = (settings, found) if found is not None else None
+
+    def __enter__(self) -> None:
+        self._token = _replay.set(self._replay) if self._replay is not None else None
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _replay.reset(self._token)
 
 
-def _all(settings: Settings, counters: Counter, errors: list[str]) -> Iterator[SessionFile]:
-    yield from openclaw_files(settings, counters, errors)
+def _all(settings: Settings, counters: Counter, errors: list[str]) -> list[SessionFile]:
+    found = openclaw_files(settings, counters, errors)
     for root in settings.sources:
-        if not settings.agent_is_read(root.agent_id):
-            continue
-        yield from source_files(root.path, root.glob, root.agent_id, root.format, counters, errors)
+        if settings.agent_is_read(root.agent_id):
+            found += source_files(root.path, root.glob, root.agent_id, root.format, counters, errors)
+    return found
 
 
 def _unreadable(folder: str | Path, exc: OSError, counters: Counter, errors: list[str]) -> None:
@@ -158,8 +175,9 @@ def _utf8(name: str) -> bool:
     return True
 
 
-def openclaw_files(settings: Settings, counters: Counter, errors: list[str] | None = None) -> Iterator[SessionFile]:
+def openclaw_files(settings: Settings, counters: Counter, errors: list[str] | None = None) -> list[SessionFile]:
     errors = errors if errors is not None else []
+    out: list[SessionFile] = []
     top = os.path.abspath(settings.agents_dir)
     try:
         agents = list(os.scandir(top))
@@ -167,10 +185,10 @@ def openclaw_files(settings: Settings, counters: Counter, errors: list[str] | No
         # the default (~/.openclaw/agents) may well be absent (no OpenClaw here): only a path
         # someone gave (--agents-dir, DISTILL_AGENTS_DIR, config.toml) is worth a warning
         _root_missing("agents_dir", top, exc, counters, errors, warn="agents_dir" in settings.given)
-        return
+        return out
     except OSError as exc:
         _unreadable(top, exc, counters, errors)
-        return
+        return out
     for agent_dir in sorted(agents, key=lambda e: e.name):
         agent = agent_dir.name
         if not settings.agent_is_read(agent):
@@ -190,13 +208,12 @@ def openclaw_files(settings: Settings, counters: Counter, errors: list[str] | No
             _unreadable(folder, exc, counters, errors)
             continue
         try:
-            found = _sessions(settings, agent, folder, fd, counters, errors)
+            out += _sessions(settings, agent, folder, fd, counters, errors)
         except OSError as exc:
             _unreadable(folder, exc, counters, errors)
-            continue
         finally:
             os.close(fd)
-        yield from found
+    return out
 
 
 def _sessions(settings: Settings, agent: str, folder: str, fd: int, counters: Counter,
@@ -206,7 +223,7 @@ def _sessions(settings: Settings, agent: str, folder: str, fd: int, counters: Co
     kernel the whole path)."""
     prefix = folder + "/"
     out: list[SessionFile] = []
-    add, stat_, new = out.append, os.stat, tuple.__new__
+    add, stat_, new, regular = out.append, os.stat, tuple.__new__, stat.S_IFREG
     for name in sorted(os.listdir(fd)):
         if ".jsonl." in name and _is_archive(name):
             if not (settings.read_archives and _is_archived_session(name)):
@@ -217,7 +234,7 @@ def _sessions(settings: Settings, agent: str, folder: str, fd: int, counters: Co
             st = stat_(name, dir_fd=fd)
         except OSError:
             continue  # vanished between listing and stat, or a dangling link
-        if st.st_mode & 0o170000 == stat.S_IFREG:
+        if st.st_mode & 0o170000 == regular:
             if not name.isascii() and not _utf8(prefix + name):
                 _bad_name(prefix + name, counters, errors)
                 continue

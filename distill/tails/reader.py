@@ -40,6 +40,7 @@ from collections import Counter, namedtuple
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from .. import lazyjson
 from ..config import Settings
 from ..errors import ConfigError, DistillError, MissingDependency
 from .cursor import HEAD_BYTES, Cursor, FileEntry, SeenTurns, file_key, head_hash, new_entry, turn_digest
@@ -274,6 +275,7 @@ class TailWalk:
             for v in visits:
                 self._run(v)
             return
+        lazyjson.use_orjson()  # both processes read much: one import of the decoder, before the fork
         child = Child.start(self._record, visits)
         try:
             i = 0
