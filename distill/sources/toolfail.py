@@ -201,9 +201,13 @@ def bytes_window_may_fail(window: bytes, *, nested: bool = False, exit_headers: 
 
 # the first line of a JSON string, up to its escaped newline, when it is plain ASCII (no quote,
 # no escape): the same line as the first "\n" found within 400 bytes, in one regex step. (Taking
-# non-ASCII lines too measured slower: a Chinese line without ASCII letters is left open here
-# and was then matched again by each fallback before the full test.)
+# non-ASCII lines here too measured slower: a Chinese line without ASCII letters is left open
+# and was then matched again by each fallback before the full test. The OpenClaw head regex
+# takes them, with FIRST_LINE, once: see first_line_may_fail.)
 PLAIN_FIRST_LINE = LazyPattern(rb'([^"\\\x80-\xff]{1,398})\\n')
+# the same with any bytes but a quote or a backslash: UTF-8 text too (a third of the tool output
+# in a Chinese-speaking team's transcripts starts with a line that has some)
+FIRST_LINE = LazyPattern(rb'([^"\\]{1,398})\\n')
 
 
 def plain_first_line_may_fail(buf: bytes, start: int, stop: int) -> bool | None:
@@ -224,6 +228,23 @@ def plain_line_may_fail(line: bytes) -> bool | None:
     if _ALNUM.search(low) and not low.lstrip().startswith(_BYTE_HEADERS):
         return False
     return None
+
+
+def first_line_may_fail(line: bytes, buf: bytes, start: int, stop: int) -> bool | None:
+    """``plain_line_may_fail`` for a first line ``FIRST_LINE`` found at ``buf[start:]``, where
+    ``buf[start:stop]`` is the window. A line with non-ASCII bytes is the window test's first
+    line as well, and decided the same way, unless that test would read it differently: a
+    Unicode line break or leading space in it (``_reads_differently``), or a Kelvin sign,
+    raw or escaped, anywhere in the window; then None, and the full test decides."""
+    if not line.isascii() and (_reads_differently(line) or _kelvin_in(buf, start, stop)):
+        return None
+    return plain_line_may_fail(line)
+
+
+def _kelvin_in(buf: bytes, start: int, stop: int) -> bool:
+    """What the window test's Kelvin check could see in ``buf[start:stop]``, in any case."""
+    return buf.find(_KELVIN, start, stop) >= 0 or buf.find(b"212a", start, stop) >= 0 or buf.find(
+        b"212A", start, stop) >= 0
 
 
 def _escaped_n(line: bytes, nested: bool) -> bool:
