@@ -292,7 +292,8 @@ def _reads_differently(line: bytes) -> bool:
 
 
 def _raw_line_break(line: bytes) -> bool:
-    return b"\xc2\x85" in line or b"\xe2\x80\xa8" in line or b"\xe2\x80\xa9" in line
+    # find, not ``in``: ``bytes in bytes`` first tries the needle as an int (and builds a TypeError)
+    return line.find(b"\xc2\x85") >= 0 or line.find(b"\xe2\x80\xa8") >= 0 or line.find(b"\xe2\x80\xa9") >= 0
 
 
 def _has_marker(low: bytes, markers: tuple[bytes, ...]) -> bool:
