@@ -249,7 +249,6 @@ _CLASSES = bytes(33 if i in b":=@-" else 48 if i in b"0123456789" else c for i, 
 # single bytes are looked for as ints, and longer ones with find: ``bytes in bytes`` first tries
 # the needle as an int and builds (then drops) a TypeError, a few times the cost of the search
 _SEPARATOR, _DIGIT, _PERCENT = ord("!"), ord("0"), ord("%")
-_NON_ASCII = bytes(range(128, 256))
 
 
 def may_hold_secret(text: str) -> bool:
@@ -292,14 +291,17 @@ def may_hold_secret(text: str) -> bool:
             if low.find(b"pass") < 0 and low.find(b"pwd") < 0 and (_PERCENT not in raw or low.find(b"%3d") < 0):
                 words = classes if _DIGIT not in classes else raw.translate(_WORD_BYTES)
                 return words.find(b"x" * 16) >= 0
-    elif not text.encode("utf-8", "surrogatepass").translate(None, _NON_ASCII).strip():
-        return "密" in text or "口令" in text
+        ascii_part = None
+    else:
+        ascii_part = text.encode("ascii", "ignore")  # its ASCII characters (surrogates are not)
+        if not ascii_part.strip():
+            return "密" in text or "口令" in text
     short = _only_short_words(text)
     if short:
         return ":" in text or "=" in text or "--" in text or _maybe_personal(text)
-    if text.isascii():
+    if ascii_part is None:
         return True
-    return _holds_an_anchor(text, text.encode("ascii", "ignore").decode("ascii"))
+    return _holds_an_anchor(text, ascii_part.decode("ascii"))
 
 
 def _run_rules(text: str, short: bool, chars: frozenset, counts: Counter) -> str:
