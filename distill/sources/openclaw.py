@@ -239,8 +239,9 @@ class OpenClawParser:
 
     def _turn(self, obj: dict, msg: dict, role: str, text: str, author: str, start: int, end: int) -> list[Turn]:
         ts = iso_to_ms(obj.get("timestamp")) or iso_to_ms(msg.get("timestamp"))
-        return [Turn(agent_id=self.agent_id, session_id=self.session_id, file=self.file, start=start, end=end,
-                     entry_id=id_or_none(obj.get("id")), ts=ts, role=role, text=text, author=author)]
+        # in order, not by keyword: this builds every OpenClaw turn (see Turn)
+        return [Turn(self.agent_id, self.session_id, self.file, start, end, id_or_none(obj.get("id")), ts, role, text,
+                     author)]
 
 
 def _content_text(content: object) -> str:
