@@ -172,11 +172,13 @@ class _Slots:
 class Turn(_Slots):
     """One thing said in a transcript, cleaned. Built per kept line, so a slotted class with a
     written-out ``__init__``: a read that keeps no turn never loads msgspec, and this costs a
-    microsecond a turn."""
+    microsecond a turn. Its arguments may be given in order (the order of ``__slots__``):
+    matching ten keywords costs more than the rest of the call (7.3k against 3.0k
+    instructions), so the hottest builder passes them so."""
 
     __slots__ = ("agent_id", "session_id", "file", "start", "end", "entry_id", "ts", "role", "text", "author")
 
-    def __init__(self, *, agent_id: str, session_id: str, file: str, start: int, end: int,
+    def __init__(self, agent_id: str, session_id: str, file: str, start: int, end: int,
                  entry_id: str | None, ts: int, role: Role, text: str, author: str):
         self.agent_id = agent_id
         self.session_id = session_id

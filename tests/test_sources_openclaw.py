@@ -185,3 +185,21 @@ def test_tool_result_endings_the_pretest_reads():
     turns, _ = parse("openclaw", [FIRST_LINES["openclaw"], *ok, *failed])
     assert [t.role for t in turns] == ["tool", "tool", "tool"]  # exitCodeOfChild is not an exit code
     assert_filter_loses_nothing("openclaw", [FIRST_LINES["openclaw"], *ok, *failed])
+
+
+def test_non_ascii_first_lines_the_pretest_decides():
+    """A first output line with UTF-8 in it is decided from the line itself, as an ASCII one
+    is, except where the decoded text reads differently: a Unicode space hiding a header, a
+    Kelvin sign that lowercases into "traceback". Those must still be decoded."""
+    rest = "\n" + "日志 INFO ok\n" * 200
+    ok = [oc_tool_result("exec", "部署完成 build 42 ok" + rest),
+          oc_tool_result("exec", "-rw-r--r-- 1 u u 7675 Nov 20 09:00 src/预算_301.py" + rest)]
+    failed = [oc_tool_result("exec", "构建 error: 找不到 config.toml" + rest),
+              oc_tool_result("exec", "部署失败 build 42" + rest),
+              oc_tool_result("exec", "\u3000exit code: 0\nError: 部署 broke" + rest),
+              oc_tool_result("exec", "TRACEBAC\u212a (most recent call last): 日志" + rest)]
+    assert [FMT.could_yield(line) for line in ok] == [False, False]
+    assert all(FMT.could_yield(line) for line in failed)
+    turns, _ = parse("openclaw", [FIRST_LINES["openclaw"], *ok, *failed])
+    assert [t.role for t in turns] == ["tool"] * 4
+    assert_filter_loses_nothing("openclaw", [FIRST_LINES["openclaw"], *ok, *failed])

@@ -18,8 +18,8 @@ from .base import (
     TurnLimits, decode_line, drop_blobs, finish_said, finish_text, id_or_none, iso_to_ms, session_id_or_none, str_or_none,
 )
 from .toolfail import (
-    PLAIN_FIRST_LINE, WINDOW_BYTES, bytes_window_may_fail, error_line, plain_first_line_may_fail, plain_line_may_fail,
-    trace,
+    FIRST_LINE, PLAIN_FIRST_LINE, WINDOW_BYTES, bytes_window_may_fail, error_line, first_line_may_fail,
+    plain_first_line_may_fail, plain_line_may_fail, trace,
 )
 
 _HEAD = b'{"type":"'
@@ -36,7 +36,7 @@ _LIST_TEXT_FIRST_LINE = LazyPattern(re.escape(_LIST_TEXT) + PLAIN_FIRST_LINE.pat
 _USUAL_TOOL_RESULT = LazyPattern(
     rb'\{"type":"message","id":"[^"\\]{0,128}","parentId":(?:"[^"\\]{0,128}"|null),"timestamp":"[^"\\]{0,64}",'
     rb'("message":\{"role":")toolResult","toolCallId":"[^"\\]{0,256}","toolName":"[^"\\]{0,256}",("content":)'
-    + re.escape(_LIST_TEXT) + PLAIN_FIRST_LINE.pattern
+    + re.escape(_LIST_TEXT) + FIRST_LINE.pattern
 )
 _BLOB_KEYS = (b'"data":"',)  # image data: emptied before decoding
 
@@ -102,7 +102,8 @@ def _usual_tool_result_may_fail(buf: bytes, s: int, e: int, m: re.Match) -> bool
     k = buf.rfind(b"],", max(c, e - 160), e)
     if k <= c or _PLAIN_SUCCESS_TAIL.match(buf, k, e) is None or buf.find(b'"details":', max(c, e - 1024), k) >= 0:
         return None
-    return plain_line_may_fail(m[3])
+    t = m.start(3)
+    return first_line_may_fail(m[3], buf, t, min(t + WINDOW_BYTES, e))
 
 
 def _tool_result_may_fail(buf: bytes, s: int, e: int) -> bool:
@@ -238,8 +239,9 @@ class OpenClawParser:
 
     def _turn(self, obj: dict, msg: dict, role: str, text: str, author: str, start: int, end: int) -> list[Turn]:
         ts = iso_to_ms(obj.get("timestamp")) or iso_to_ms(msg.get("timestamp"))
-        return [Turn(agent_id=self.agent_id, session_id=self.session_id, file=self.file, start=start, end=end,
-                     entry_id=id_or_none(obj.get("id")), ts=ts, role=role, text=text, author=author)]
+        # in order, not by keyword: this builds every OpenClaw turn (see Turn)
+        return [Turn(self.agent_id, self.session_id, self.file, start, end, id_or_none(obj.get("id")), ts, role, text,
+                     author)]
 
 
 def _content_text(content: object) -> str:

@@ -66,13 +66,13 @@ _ESCAPED_CJK = tuple(
 )
 # on the first line, where it is known: a start word at its start, or a marker anywhere
 _BYTE_ANYWHERE = tuple(m.encode() for m in _ANYWHERE) + _ESCAPED_CJK
-_STARTS_AT = LazyPattern(rb"[^a-z0-9]*(?:" + b"|".join(m.encode() for m in _STARTS) + rb")")
+_START_WORDS = tuple(m.encode() for m in _STARTS)
+_NOT_ALNUM = bytes(b for b in range(256) if not (48 <= b <= 57 or 97 <= b <= 122))  # [^0-9a-z]
 _ANYWHERE_IN = LazyPattern(b"|".join(map(re.escape, _BYTE_ANYWHERE)))
 # on the whole window, where it is not: any of them anywhere
-_BYTE_MARKERS = tuple(m.encode() for m in _STARTS) + _BYTE_ANYWHERE
+_BYTE_MARKERS = _START_WORDS + _BYTE_ANYWHERE
 _BYTE_HEADERS = (b"exit code:", b"wall time:", b"output:", b"process exited with code", b"chunk id:",
                  b"original token count:")
-_ALNUM = LazyPattern(rb"[0-9a-z]")
 
 
 def error_line(output: str) -> str | None:
@@ -189,10 +189,9 @@ def bytes_window_may_fail(window: bytes, *, nested: bool = False, exit_headers: 
             line = line.replace(b"\\t", b" ").strip(b" \\")
         if not line.isascii() and _reads_differently(line):
             return _has_marker(low, _BYTE_MARKERS)
-        if _STARTS_AT.match(line) or _ANYWHERE_IN.search(line):
-            return True
-        if _ALNUM.search(line) and not line.lstrip().startswith(_BYTE_HEADERS):
-            return False  # the first real line, and it is not an error line
+        verdict = _lowered_line_verdict(line)
+        if verdict is not None:
+            return verdict  # the first real line: an error line or not
         if nl < 0:
             return True  # the text ends before a real line: unsure
         pos = nl + 2
@@ -201,9 +200,13 @@ def bytes_window_may_fail(window: bytes, *, nested: bool = False, exit_headers: 
 
 # the first line of a JSON string, up to its escaped newline, when it is plain ASCII (no quote,
 # no escape): the same line as the first "\n" found within 400 bytes, in one regex step. (Taking
-# non-ASCII lines too measured slower: a Chinese line without ASCII letters is left open here
-# and was then matched again by each fallback before the full test.)
+# non-ASCII lines here too measured slower: a Chinese line without ASCII letters is left open
+# and was then matched again by each fallback before the full test. The OpenClaw head regex
+# takes them, with FIRST_LINE, once: see first_line_may_fail.)
 PLAIN_FIRST_LINE = LazyPattern(rb'([^"\\\x80-\xff]{1,398})\\n')
+# the same with any bytes but a quote or a backslash: UTF-8 text too (a third of the tool output
+# in a Chinese-speaking team's transcripts starts with a line that has some)
+FIRST_LINE = LazyPattern(rb'([^"\\]{1,398})\\n')
 
 
 def plain_first_line_may_fail(buf: bytes, start: int, stop: int) -> bool | None:
@@ -218,12 +221,38 @@ def plain_first_line_may_fail(buf: bytes, start: int, stop: int) -> bool | None:
 def plain_line_may_fail(line: bytes) -> bool | None:
     """``line``: a plain first line (see ``PLAIN_FIRST_LINE``). True: an error line; False: a
     real line that is not one; None: a header or no letters, so the next lines decide."""
-    low = line.lower()
-    if _STARTS_AT.match(low) or _ANYWHERE_IN.search(low):
+    return _lowered_line_verdict(line.lower())
+
+
+def _lowered_line_verdict(low: bytes) -> bool | None:
+    """What ``error_line`` says of one output line, lowercased, as far as the bytes tell: True
+    an error line (a start word after any non-alphanumerics, or a marker anywhere); False a
+    real line that is not one; None a header or a line without ASCII letters or digits. The
+    start word with ``lstrip`` and ``startswith``, not a regex: this runs on most tool
+    results, and a regex call costs more than either."""
+    rest = low.lstrip(_NOT_ALNUM)
+    if rest.startswith(_START_WORDS) or _ANYWHERE_IN.search(low):
         return True
-    if _ALNUM.search(low) and not low.lstrip().startswith(_BYTE_HEADERS):
+    if rest and not low.lstrip().startswith(_BYTE_HEADERS):
         return False
     return None
+
+
+def first_line_may_fail(line: bytes, buf: bytes, start: int, stop: int) -> bool | None:
+    """``plain_line_may_fail`` for a first line ``FIRST_LINE`` found at ``buf[start:]``, where
+    ``buf[start:stop]`` is the window. A line with non-ASCII bytes is the window test's first
+    line as well, and decided the same way, unless that test would read it differently: a
+    Unicode line break or leading space in it (``_reads_differently``), or a Kelvin sign,
+    raw or escaped, anywhere in the window; then None, and the full test decides."""
+    if not line.isascii() and (_reads_differently(line) or _kelvin_in(buf, start, stop)):
+        return None
+    return plain_line_may_fail(line)
+
+
+def _kelvin_in(buf: bytes, start: int, stop: int) -> bool:
+    """What the window test's Kelvin check could see in ``buf[start:stop]``, in any case."""
+    return buf.find(_KELVIN, start, stop) >= 0 or buf.find(b"212a", start, stop) >= 0 or buf.find(
+        b"212A", start, stop) >= 0
 
 
 def _escaped_n(line: bytes, nested: bool) -> bool:
@@ -271,7 +300,8 @@ def _reads_differently(line: bytes) -> bool:
 
 
 def _raw_line_break(line: bytes) -> bool:
-    return b"\xc2\x85" in line or b"\xe2\x80\xa8" in line or b"\xe2\x80\xa9" in line
+    # find, not ``in``: ``bytes in bytes`` first tries the needle as an int (and builds a TypeError)
+    return line.find(b"\xc2\x85") >= 0 or line.find(b"\xe2\x80\xa8") >= 0 or line.find(b"\xe2\x80\xa9") >= 0
 
 
 def _has_marker(low: bytes, markers: tuple[bytes, ...]) -> bool:

@@ -163,7 +163,7 @@ def _only_short_words(text: str) -> bool:
     """No word of 16 characters or more: the test every turn goes through, so it avoids
     splitting the text into words (a few times slower). ASCII text is tested as bytes."""
     if text.isascii():
-        return b"x" * 16 not in text.encode("ascii").translate(_WORD_BYTES)
+        return text.encode("ascii").translate(_WORD_BYTES).find(b"x" * 16) < 0
     return _SHORT_WORDS.fullmatch(text) is not None
 
 Span = tuple[int, int, str | None]  # replace text[start:end] with this; None: leave it, skip past it
@@ -242,10 +242,13 @@ def _redact(text: str) -> tuple[str, Counter]:
     return _run_rules(text, _only_short_words(text), frozenset(ascii_part), counts), counts
 
 
-# what the quick test keeps of ASCII text: the separators the rules start from, and digits
-_SEPARATORS_AND_DIGITS = b":=@-0123456789"
-_NOT_SEPARATOR_OR_DIGIT = bytes(b for b in range(256) if b not in _SEPARATORS_AND_DIGITS)
-_NON_ASCII = bytes(range(128, 256))
+# ASCII text as the quick test reads it, in one translate: whitespace (as str.isspace() has it)
+# b" " and all else b"x", as _WORD_BYTES, except the separators the rules start from, b"!", and
+# digits, b"0"
+_CLASSES = bytes(33 if i in b":=@-" else 48 if i in b"0123456789" else c for i, c in enumerate(_WORD_BYTES))
+# single bytes are looked for as ints, and longer ones with find: ``bytes in bytes`` first tries
+# the needle as an int and builds (then drops) a TypeError, a few times the cost of the search
+_SEPARATOR, _DIGIT, _PERCENT = ord("!"), ord("0"), ord("%")
 
 
 def may_hold_secret(text: str) -> bool:
@@ -265,10 +268,11 @@ def may_hold_secret(text: str) -> bool:
     (2)'s anchors holds nothing (test 1); text with a long word holds nothing when it holds
     no anchor of either group (test 2).
 
-    - ASCII text: one ``translate`` keeps only ``:=@-`` and digits; fewer than 8 bytes left,
-      all digits, means no ":", "=", "@", "-" (so no "--", "-p", "-u") and under 8 digits;
-      "pass"/"pwd" and "%3d" are looked for in the lowercased bytes, as the rules read them;
-      CJK anchors cannot occur. Then only the long-word test is left (as ``_only_short_words``).
+    - ASCII text: one ``translate`` marks the separators ``:=@-``, digits and whitespace; no
+      separator means no ":", "=", "@", "-" (so no "--", "-p", "-u"); under 8 digits, no phone
+      number; "pass"/"pwd" and "%3d" are looked for in the lowercased bytes, as the rules read
+      them (the last only where a "%" is); CJK anchors cannot occur. Then only the long-word
+      test is left (as ``_only_short_words``), on the same bytes when they hold no digit.
     - Non-ASCII text whose ASCII characters are all whitespace: every anchor but "密"/"口令"
       is ASCII and not whitespace, and a digit or base64 run is ASCII too, so only those two
       are looked for, whatever the word lengths.
@@ -281,19 +285,23 @@ def may_hold_secret(text: str) -> bool:
         return False
     if text.isascii():
         raw = text.encode("ascii")
-        kept = raw.translate(None, _NOT_SEPARATOR_OR_DIGIT)
-        if not kept or (len(kept) < 8 and kept.isdigit()):
+        classes = raw.translate(_CLASSES)
+        if _SEPARATOR not in classes and (_DIGIT not in classes or classes.count(_DIGIT) < 8):
             low = raw.lower()
-            if b"pass" not in low and b"pwd" not in low and b"%3d" not in low:
-                return b"x" * 16 in raw.translate(_WORD_BYTES)
-    elif not text.encode("utf-8", "surrogatepass").translate(None, _NON_ASCII).strip():
-        return "密" in text or "口令" in text
+            if low.find(b"pass") < 0 and low.find(b"pwd") < 0 and (_PERCENT not in raw or low.find(b"%3d") < 0):
+                words = classes if _DIGIT not in classes else raw.translate(_WORD_BYTES)
+                return words.find(b"x" * 16) >= 0
+        ascii_part = None
+    else:
+        ascii_part = text.encode("ascii", "ignore")  # its ASCII characters (surrogates are not)
+        if not ascii_part.strip():
+            return "密" in text or "口令" in text
     short = _only_short_words(text)
     if short:
         return ":" in text or "=" in text or "--" in text or _maybe_personal(text)
-    if text.isascii():
+    if ascii_part is None:
         return True
-    return _holds_an_anchor(text, text.encode("ascii", "ignore").decode("ascii"))
+    return _holds_an_anchor(text, ascii_part.decode("ascii"))
 
 
 def _run_rules(text: str, short: bool, chars: frozenset, counts: Counter) -> str:
