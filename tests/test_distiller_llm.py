@@ -220,3 +220,42 @@ def test_gemini_gets_a_response_schema_it_accepts(tmp_path):
     item = schema["properties"]["memories"]["items"]
     assert set(item["required"]) == {"text", "category", "importance", "scope", "keywords", "entity_keywords",
                                      "evidence"}
+
+
+def test_a_permanent_error_sends_no_further_chunk_while_the_caller_is_busy():
+    """A bad key met on one chunk must stop the lot at once: the worker freed by the error may
+    not start the next chunk while the thread collecting answers is still busy with an earlier
+    one (it used to send every remaining chunk of a fast server before it cancelled them)."""
+    import threading
+    import time as _time
+
+    from distill.distiller.chunking import Chunk
+    from distill.distiller.extract import Extraction
+    from distill.distiller.mapper import Mapper
+    from distill.errors import PermanentError
+
+    sent: list[int] = []
+
+    class Extractor:
+        name, model, written = "fake", "m", False
+
+        def extract(self, chunk, budget):
+            sent.append(chunk.index)
+            if chunk.index == 1:
+                raise PermanentError("401: bad key")
+            return Extraction()
+
+        def close(self):
+            pass
+
+    busy = threading.Event()
+
+    def on_result(result):  # the first answer keeps the collecting thread busy for a while
+        busy.set()
+        _time.sleep(0.3)
+
+    chunks = [Chunk("main", i) for i in range(6)]
+    with pytest.raises(PermanentError):
+        Mapper(Extractor(), budget=None).map_all(chunks, concurrency=1, on_result=on_result)
+    assert busy.is_set()
+    assert sent == [0, 1], f"chunks sent after the bad key: {sent[2:]}"

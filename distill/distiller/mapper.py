@@ -7,6 +7,7 @@ counts a chunk that yielded no usable answer as failed.
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -58,8 +59,22 @@ class Mapper:
         if not chunks:
             return results
         error: BaseException | None = None
+        # Set by the worker that met the error, before it can take another chunk: cancelling
+        # from this thread comes too late when the server answers fast (a worker freed by the
+        # error starts the next chunk before this thread is scheduled again).
+        stopped = threading.Event()
+
+        def map_one(chunk: Chunk) -> ChunkResult | None:
+            if stopped.is_set():
+                return None
+            try:
+                return self.map_chunk(chunk)
+            except BaseException:
+                stopped.set()
+                raise
+
         with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="distill-map") as pool:
-            futures = [pool.submit(self.map_chunk, c) for c in chunks]
+            futures = [pool.submit(map_one, c) for c in chunks]
             try:
                 for fut in as_completed(futures):
                     try:
@@ -72,12 +87,15 @@ class Mapper:
                             for other in futures:
                                 other.cancel()
                         continue
+                    if r is None:  # not sent: the lot was stopped first
+                        continue
                     results.append(r)
                     if on_result:
                         on_result(r)
                     if progress:
                         progress(len(results), len(chunks))
             except BaseException:  # KeyboardInterrupt, or on_result failing: stop at once
+                stopped.set()
                 for fut in futures:
                     fut.cancel()
                 raise
