@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
@@ -59,9 +59,10 @@ class Mapper:
         if not chunks:
             return results
         error: BaseException | None = None
-        # Set by the worker that met the error, before it can take another chunk: cancelling
-        # from this thread comes too late when the server answers fast (a worker freed by the
-        # error starts the next chunk before this thread is scheduled again).
+        # Set by the worker that met the error, before it can take another chunk (or by this
+        # thread, interrupted): a chunk not yet started is then never sent. Cancelling futures
+        # from this thread came too late when the server answers fast (a worker freed by the
+        # error started the next chunk before this thread was scheduled again).
         stopped = threading.Event()
 
         def map_one(chunk: Chunk) -> ChunkResult | None:
@@ -79,13 +80,8 @@ class Mapper:
                 for fut in as_completed(futures):
                     try:
                         r = fut.result()
-                    except CancelledError:
-                        continue
-                    except Exception as exc:  # stop sending; keep collecting what is in flight
-                        if error is None:
-                            error = exc
-                            for other in futures:
-                                other.cancel()
+                    except Exception as exc:  # map_one has stopped the rest; keep collecting what is in flight
+                        error = error or exc
                         continue
                     if r is None:  # not sent: the lot was stopped first
                         continue
@@ -96,8 +92,6 @@ class Mapper:
                         progress(len(results), len(chunks))
             except BaseException:  # KeyboardInterrupt, or on_result failing: stop at once
                 stopped.set()
-                for fut in futures:
-                    fut.cancel()
                 raise
         if error is not None:
             raise error

