@@ -22,6 +22,8 @@ import re
 from collections import Counter
 from typing import Any
 
+from . import shapes
+from ..sources.toolfail import exception_line
 from .chunking import Chunk
 from .extract import Extraction
 from .schema import CandidateOut
@@ -352,7 +354,7 @@ class RulesExtractor:
     def extract(self, chunk: Chunk, budget: Any = None) -> Extraction:
         turns = chunk.turns()
         counters: Counter = Counter()
-        found = [*self._statements(turns, counters), *self._pitfalls(turns)]
+        found = [*self._statements(turns, counters), *self._pitfalls(turns, counters)]
         counters["candidates_proposed"] += len(found) + counters["dropped_superseded"]
         return Extraction(candidates=found, counters=counters)
 
@@ -367,14 +369,19 @@ class RulesExtractor:
             # schedule's prompt or a parent agent's task spec
             if author not in ("person", "assistant") or msg.text.lstrip().startswith("[tool exec failed"):
                 continue
-            sents = sentences(msg.text)
-            for i, sent in enumerate(sents):
+            pasted = shapes.looks_pasted(msg.text)
+            sents = _line_sentences(msg.text)
+            for i, (line, sent) in enumerate(sents):
                 kind = _statement_kind(sent, author)
                 if kind is None:
                     continue
+                why = _not_standing(kind, line, sent, msg.text, pasted) if author == "person" else None
+                if why:
+                    counters[f"skipped_{why}"] += 1
+                    continue
                 quote = sent
-                if kind == "decision" and i + 1 < len(sents) and _REASON.search(sents[i + 1]):
-                    quote = f"{sent} {sents[i + 1]}"
+                if kind == "decision" and i + 1 < len(sents) and _REASON.search(sents[i + 1][1]):
+                    quote = f"{sent} {sents[i + 1][1]}"
                 entities = find_entities(quote)
                 if not entities and kind == "rule":
                     entities = [m.group(0) for m in _RECURRENCE.finditer(quote)][:1]
@@ -387,36 +394,51 @@ class RulesExtractor:
                 out.append(self._candidate(kind, text, entities, quote, [tid]))
         return out
 
-    def _pitfalls(self, turns: list) -> list[CandidateOut]:
+    def _pitfalls(self, turns: list, counters: Counter) -> list[CandidateOut]:
+        """One memory per error a program reported, with the fix that names what failed.
+
+        The error is a failed tool call's trace (harness noise and non-errors left out) or a
+        program's error a person pasted; never the assistant's prose about an error. The fix
+        is the first sentence of a later person or assistant turn (within ``FIX_WINDOW``) that
+        says a change, names the failing thing, and is no heading, status line, table row,
+        bullet or narration. A fix serves one error: the one among those still open that it
+        names most; an error that comes back after its fix was not fixed by it."""
         out: list[CandidateOut] = []
-        i = 0
-        while i < len(turns):
-            if not _symptom(turns[i][1]):
-                i += 1
+        errors = [(k, _symptom(msg, counters)) for k, (_, msg) in enumerate(turns)]
+        used: set[tuple[str, str]] = set()
+        done: set[str] = set()
+        for i, symptom in errors:
+            if symptom is None or _same_error(symptom) in done:
                 continue
-            window = range(i + 1, min(i + 1 + FIX_WINDOW, len(turns)))
-            fix_at = next((j for j in window if _author(turns[j][1]) in ("person", "assistant")
-                           and _remedy(turns[j][1].text)), None)
-            if fix_at is None:
-                i += 1
+            found = None
+            for j in range(i + 1, min(i + 1 + FIX_WINDOW, len(turns))):
+                if _author(turns[j][1]) in ("person", "assistant"):
+                    found = _remedy(turns[j][1].text, symptom, person=_author(turns[j][1]) == "person")
+                    if found:
+                        break
+            if found is None:
                 continue
-            errors = [(k, tid, _symptom(msg)) for k, (tid, msg) in enumerate(turns[i:fix_at]) if _symptom(msg)]
-            # the most specific error message; on a tie the later one (closest to the fix)
-            _, tid, symptom = max(errors, key=lambda e: (len(find_entities(e[2], limit=20)), e[0]))
-            fid, fmsg = turns[fix_at]
-            cause, fix = _remedy(fmsg.text)
-            fix = _FIX_LABEL.sub("", fix).strip()
-            if not _complete(fix) or not _tied(" ".join(e[2] for e in errors), fmsg.text):
-                i = fix_at + 1
+            cause, fix = found
+            fid = turns[j][0]
+            rivals = [s for k, s in errors[i + 1:j] if s and _same_error(s) != _same_error(symptom)]
+            if any(_tie(s, fix) > _tie(symptom, fix) for s in rivals):
+                continue  # the fix names a later error better: it is that one's
+            if any(s and _same_error(s) == _same_error(symptom) for _, s in errors[j + 1:j + 1 + FIX_WINDOW]):
+                counters["skipped_pitfall_came_back"] += 1
                 continue
+            if (fid, fix) in used:
+                counters["skipped_pitfall_fix_reused"] += 1
+                continue
+            used.add((fid, fix))
             entities = find_entities(f"{symptom}\n{cause or ''}\n{fix}")
             if entities:
+                done.add(_same_error(symptom))
                 text = f"Pitfall: {_quote(symptom, 160)}"
                 if cause:
                     text += f" Cause: {_quote(cause, 140)}"
                 text += f" Fix: {_quote(fix, 200)}"
-                out.append(self._candidate("pitfall", text, entities, f"{symptom} {cause or ''} {fix}", [tid, fid]))
-            i = fix_at + 1
+                out.append(self._candidate("pitfall", text, entities, f"{symptom} {cause or ''} {fix}",
+                                           [turns[i][0], fid]))
         return out
 
     @staticmethod
@@ -435,77 +457,157 @@ class RulesExtractor:
 
 
 _TOKEN = re.compile(r"[A-Za-z0-9][\w.+-]*[\w+]|\d{2,}")
+# words that tie nothing: an error and a fix both saying "file" or "module" are not about one thing
 _GENERIC = frozenset(
     "error errors failed fail failure not found cannot can't could the and with for from this that was is are "
-    "when then into exec bash shell tool command file module line code exit process now run runs again "
-    "install installed fixed fix it".split()
+    "when then into exec bash shell tool command file files module modules line code exit process now run runs "
+    "again install installed fixed fix it its has have had been use used using new old all any also only just "
+    "will would should need needs must does did done get got set see out but which what where there here their "
+    "they them you your our because instead issue issues problem problems value values name names field fields "
+    "view views type types data table tables list item items page pages test tests check works working work "
+    "powershell true false none null http https www com org".split()
 )
-
-
-_RERUN_OK = re.compile(
-    r"\b(?:now (?:passes|pass|succeeds|works|runs|starts|exits|builds|imports|connects)|(?:works|passes|succeeds) now"
-    r"|pass(?:es)? now|re-?run\w* (?:succeeds|passes|works))\b|再(?:运行|跑|執行|执行|试)\S{0,6}(?:就)?(?:可以了|成功|通过|好了)"
-    r"|重新\S{0,8}(?:成功|通过)|就成功|成功了",
+# a sentence that says a change was made, or prescribes one: "I changed X to Y", "X has been
+# escaped", "Changed X", "Use X instead of Y", "the fix is to …", "fixed by …", "改成 …". A
+# sentence that only describes a state ("X is installed on the host", "X will use Y") is none.
+_VERBS = (r"(?:chang|replac|add|remov|renam|mov|escap|swapp|install|reinstall|upgrad|downgrad|pinn|switch|updat|"
+          r"correct|delet|revert|wrapp|quot|restart|enabl|disabl|creat|import|declar|register|defin|regenerat|"
+          r"rebuil|drop|reorder|set|convert|split|merg|expos|mount|point|increas|decreas|rais|lower|"
+          r"cast|encod|decod|stripp|trimm|us|fix|resolv)(?:e|es|ed|ing|s|t)?")
+_CHANGE = re.compile(
+    r"\b(?:i|i'?ve|i have|we|we'?ve|we have)\s+(?:\w+\s+){0,2}?(?:[\w-]*-)?" + _VERBS + r"\b|"
+    r"\b(?:has|have|was|were|is|are) (?:now )?been (?:\w+ly )?(?:[\w-]*-)?" + _VERBS + r"\b|"
+    r"^(?:\W*)(?:chang|replac|add|remov|renam|mov|escap|swapp|install|upgrad|downgrad|pinn?|switch|updat|"
+    r"correct|delet|revert|wrapp?|quot|restart|enabl|disabl|creat|set|us|run|rais|increas|lower|convert)"
+    r"(?:e|ed|ing)?\b|"
+    r"\bthe (?:fix|solution|workaround) (?:is|was) (?:to )?|\b(?:fixed|solved|resolved) (?:it |this |that )?by\b|"
+    r"\b(?:use|using|switch(?:ed)? to|replace[sd]? (?:it )?with)\b.{1,80}\binstead(?: of)?\b|"
+    r"改成|改为|改為|换成|換成|改用|加上|删掉|删除了|刪除了|安装了|安裝了|设置为|設置為|重启后|升级到|降级到|就好了|解决了",
     re.IGNORECASE,
 )
+_PERSON_FIX = re.compile(
+    r"\bthe (?:fix|solution|workaround) (?:is|was)\b|\b(?:fixed|solved|resolved) (?:it |this |that )?by\b|"
+    r"\b(?:use|using|switch(?:ed)? to)\b.{1,80}\binstead(?: of)?\b|改成|改为|改為|换成|換成|改用|就好了|解决了",
+    re.IGNORECASE,
+)
+_NEGATED = re.compile(r"\b(?:hasn'?t|haven'?t|wasn'?t|weren'?t|isn'?t|not yet|never|didn'?t|doesn'?t|won'?t|can'?t|"
+                      r"cannot|if you|you'?d|you could|you can|you may|would)\b", re.IGNORECASE)
 
 
-def _tied(symptom: str, remedy: str) -> bool:
-    """The fix belongs to this error: it names something the error names (an entity,
-    command, file, code or port), or says the failing step now succeeds. A fix-like
-    sentence about something else is not this error's fix."""
-    if _RERUN_OK.search(remedy):
-        return True
-
-    def names(text: str) -> set[str]:
-        out = set()
-        for t in _TOKEN.findall(text):
-            t = t.lower().strip(".")
-            out.update(p for p in [t, *re.split(r"[./:+_-]", t)] if len(p) >= 3 and p not in _GENERIC)
-        return out
-
-    err, fix = names(symptom), names(remedy)
-    return bool(err & fix) or any(len(a) >= 5 and a in b for a in fix for b in err) or any(
-        len(b) >= 5 and b in a for a in fix for b in err)
+def _names(text: str) -> set[str]:
+    """The names in ``text`` an error and its fix can share: tokens and their dotted or
+    underscored parts, three characters or more, not generic words."""
+    out = set()
+    for t in _TOKEN.findall(text):
+        t = t.lower().strip(".")
+        out.update(p for p in [t, *re.split(r"[./:+_-]", t)] if len(p) >= 3 and p not in _GENERIC)
+    return out
 
 
-def _complete(sentence: str) -> bool:
-    """A whole sentence, not a label or a cut-off lead-in ("Fix:", "The fix is to run:")."""
-    s = sentence.strip()
-    return len(s) >= 8 and not s.endswith((":", "：", "…", "-", ",", "，"))
+def _tie(symptom: str, remedy: str) -> int:
+    """How many names the fix shares with the error (0: it is about something else)."""
+    err, fix = _names(symptom), _names(remedy)
+    return len(err & fix) + sum(1 for a in fix for b in err if a != b and len(min(a, b, key=len)) >= 5
+                                and (a in b or b in a))
 
 
-def _symptom(msg: Any) -> str | None:
-    """The error a turn reports: a failed tool call's trace, or a stated error that is not a
-    fix. Never a platform notice, a schedule's prompt or a parent's task spec: their words
-    must not reach a memory."""
-    if _author(msg) not in ("person", "assistant", "tool"):
-        return None
-    m = _TRACE.match(msg.text.strip())
-    if m:
-        return m.group(1).strip()
-    for sent in sentences(msg.text):
-        if _ERROR.search(sent) and (msg.role == "tool" or not (_FIX.search(sent) or _QUESTION.search(sent))):
-            return _REQUEST_TAIL.sub("", sent)
+def _same_error(symptom: str) -> str:
+    """What makes two reports one error: the text without numbers, times and addresses."""
+    return re.sub(r"[\d:,.]+|0x[0-9a-f]+", "", symptom.lower())[:120]
+
+
+def _line_sentences(text: str) -> list[tuple[str, str]]:
+    """(the line, a sentence of it) for every sentence; code blocks left out."""
+    return [(line, sent) for line in _CODE_BLOCK.sub(" ", text).splitlines() for sent in sentences(line)]
+
+
+def _not_standing(kind: str, line: str, sentence: str, message: str, pasted: bool) -> str | None:
+    """Why a person's rule-like sentence is no standing instruction of theirs: text pasted
+    (``pasted``), a task for today (``task``), a complaint or a personal line, or None."""
+    if shapes.pasted_line(line):
+        return "pasted"
+    why = shapes.statement_reason(sentence)
+    if why:
+        return why
+    explicit = kind != "rule" or _EXPLICIT.search(sentence)
+    if pasted and not explicit:
+        return "pasted"
+    if not explicit and shapes.task_for_today(sentence, message):
+        return "task"
     return None
 
 
+# a standing marker that is more than "always" / "never": those alone also fill tasks for today
+_EXPLICIT = re.compile(_RULE.pattern.replace(r"\balways\b|\bnever\b|总是|總是|", ""), re.IGNORECASE)
+
+
+def _symptom(msg: Any, counters: Counter) -> str | None:
+    """The error a turn reports: a failed tool call's trace that is not harness noise, or a
+    program's error pasted by a person. Never the assistant's prose about an error, a
+    platform notice, a schedule's prompt or a parent's task spec."""
+    author = _author(msg)
+    if author not in ("person", "tool"):
+        return None
+    text = msg.text.strip()
+    m = _TRACE.match(text) if author == "tool" else None
+    if m:
+        symptom = m.group(1).strip()
+        detail = symptom.split(": ", 1)[-1]
+        if shapes.harness_error(symptom) or shapes.harness_error(detail):
+            counters["skipped_harness_error"] += 1
+            return None
+        if shapes.not_an_error(detail) or len(detail) < 12:
+            counters["skipped_not_an_error"] += 1
+            return None
+        return symptom
+    if author != "person":
+        return None
+    lines = text.splitlines()
+    for k, line in enumerate(lines):
+        if _TRACEBACK_HEAD.search(line):
+            line = exception_line(lines[k + 1:]) or ""
+        found = shapes.program_error(line)
+        if found and not shapes.pasted_line(line) and not shapes.harness_error(line):
+            err = line[found.start():].strip()
+            if not shapes.not_an_error(err) and len(err) >= 12:
+                return _REQUEST_TAIL.sub("", err)
+    return None
+
+
+_TRACEBACK_HEAD = re.compile(r"Traceback \(most recent call last\)")
 # ", fix it and remember the fix" / "，帮我修一下": the person's request, not part of the error
 _REQUEST_TAIL = re.compile(r"(?:\s*[,，;；]\s*(?:(?:can you|could you|please|pls)\s+)?"
                            r"(?:fix|solve|debug|look into|help|remember|check|帮我|请|麻烦|记住|修)[^,，;；]*)+$",
                            re.IGNORECASE)
 
 
-def _remedy(text: str) -> tuple[str | None, str] | None:
-    """(cause, fix) sentences of a turn, or None when it states no fix."""
-    sents = [s for s in sentences(text) if not _QUESTION.search(s)]
-    fix_i = next((i for i, s in enumerate(sents) if _FIX.search(s)), None)
-    if fix_i is None:
+def _remedy(text: str, symptom: str, *, person: bool = False) -> tuple[str | None, str] | None:
+    """(cause, fix) from a turn for ``symptom``, or None: the fix is the first whole sentence
+    that says a change, names a concrete thing, names what the error names, and has no
+    junk shape (:func:`shapes.not_a_fix`); the cause, a sentence that states one and names
+    the error's or the fix's subject. A person's turn states a fix only in so many words
+    ("the fix is …", "use X instead"): otherwise it is their next request."""
+    sents = [(line, s) for line, s in _line_sentences(text) if not _QUESTION.search(s)]
+    fix = None
+    for line, s in sents:
+        if (_PERSON_FIX if person else _CHANGE).search(s) and not _NEGATED.search(s) and shapes.not_a_fix(s, line) is None \
+                and not shapes.program_error(s) and find_entities(s) and _tie(symptom, s):
+            fix = _FIX_LABEL.sub("", _LEAD.sub("", s)).strip()
+            break
+    if fix is None or not _complete(fix):
         return None
-    fix = sents[fix_i]
-    if not find_entities(fix) and fix_i + 1 < len(sents) and find_entities(sents[fix_i + 1]):
-        fix = f"{fix} {sents[fix_i + 1]}"
-    cause = next((s for i, s in enumerate(sents) if i != fix_i and _CAUSE.search(s)), None)
+    cause = next((s for line, s in sents if s != fix and _CAUSE.search(s) and shapes.not_a_fix(s, line) is None
+                  and (_tie(symptom, s) or _tie(fix, s))), None)
     if cause and cause in fix:
         cause = None
     return cause, fix
+
+
+# "**Fixed!** " / "Done. " before the sentence that says what was done
+_LEAD = re.compile(r"^(?:\*\*)?(?:fixed|done|success|great|perfect)\s*[!.:]+\s*(?:\*\*)?\s*", re.IGNORECASE)
+
+
+def _complete(sentence: str) -> bool:
+    """A whole sentence, not a label or a cut-off lead-in ("Fix:", "The fix is to run:")."""
+    s = sentence.strip()
+    return len(s) >= 8 and not s.endswith((":", "：", "…", "-", ",", "，"))
