@@ -410,10 +410,12 @@ class RulesExtractor:
         for i, symptom in errors:
             if symptom is None or _same_error(symptom) in done:
                 continue
+            # what the fix must name: the error, and the rest of a message a person pasted it in
+            context = turns[i][1].text if _author(turns[i][1]) == "person" else symptom
             found = None
             for j in range(i + 1, min(i + 1 + FIX_WINDOW, len(turns))):
                 if _author(turns[j][1]) in ("person", "assistant"):
-                    found = _remedy(turns[j][1].text, symptom, person=_author(turns[j][1]) == "person")
+                    found = _remedy(turns[j][1].text, context, person=_author(turns[j][1]) == "person")
                     if found:
                         break
             if found is None:
@@ -421,7 +423,7 @@ class RulesExtractor:
             cause, fix = found
             fid = turns[j][0]
             rivals = [s for k, s in errors[i + 1:j] if s and _same_error(s) != _same_error(symptom)]
-            if any(_tie(s, fix) > _tie(symptom, fix) for s in rivals):
+            if any(_tie(s, fix) > _tie(context, fix) for s in rivals):
                 continue  # the fix names a later error better: it is that one's
             if any(s and _same_error(s) == _same_error(symptom) for _, s in errors[j + 1:j + 1 + FIX_WINDOW]):
                 counters["skipped_pitfall_came_back"] += 1
@@ -471,9 +473,9 @@ _GENERIC = frozenset(
 # escaped", "Changed X", "Use X instead of Y", "the fix is to …", "fixed by …", "改成 …". A
 # sentence that only describes a state ("X is installed on the host", "X will use Y") is none.
 _VERBS = (r"(?:chang|replac|add|remov|renam|mov|escap|swapp|install|reinstall|upgrad|downgrad|pinn|switch|updat|"
-          r"correct|delet|revert|wrapp|quot|restart|enabl|disabl|creat|import|declar|register|defin|regenerat|"
+          r"correct|delet|revert|wrapp|quot|restart|enabl|disabl|creat|import|register|regenerat|"
           r"rebuil|drop|reorder|set|convert|split|merg|expos|mount|point|increas|decreas|rais|lower|"
-          r"cast|encod|decod|stripp|trimm|us|fix|resolv)(?:e|es|ed|ing|s|t)?")
+          r"cast|encod|decod|stripp|trimm|fix|resolv)(?:e|es|ed|ing|s|t)?")
 _CHANGE = re.compile(
     r"\b(?:i|i'?ve|i have|we|we'?ve|we have)\s+(?:\w+\s+){0,2}?(?:[\w-]*-)?" + _VERBS + r"\b|"
     r"\b(?:has|have|was|were|is|are) (?:now )?been (?:\w+ly )?(?:[\w-]*-)?" + _VERBS + r"\b|"
@@ -481,17 +483,26 @@ _CHANGE = re.compile(
     r"correct|delet|revert|wrapp?|quot|restart|enabl|disabl|creat|set|us|run|rais|increas|lower|convert)"
     r"(?:e|ed|ing)?\b|"
     r"\bthe (?:fix|solution|workaround) (?:is|was) (?:to )?|\b(?:fixed|solved|resolved) (?:it |this |that )?by\b|"
-    r"\b(?:use|using|switch(?:ed)? to|replace[sd]? (?:it )?with)\b.{1,80}\binstead(?: of)?\b|"
-    r"改成|改为|改為|换成|換成|改用|加上|删掉|删除了|刪除了|安装了|安裝了|设置为|設置為|重启后|升级到|降级到|就好了|解决了",
+    r"^\W*(?:use|switch to)\b.{1,80}\binstead(?: of)?\b|\b(?:switched to|replaced (?:it )?with|now uses)\b|"
+    r"^\W*fix(?:ed)?\s*[:：]\s*\S|\b(?:fixed|solved|resolved) (?:it|this|that|the (?:issue|problem|error))\b|"
+    r"改成|改为|改為|换成|換成|改用|加上|删掉|删除了|刪除了|安装了|安裝了|设置为|設置為|升级到|降级到|就好了|解决了|"
+    r"(?:更新|重启|重啟|安装|安裝|设置|設置|删除|刪除|加上|添加|配置|修改|执行|執行)\S{0,40}?后|修复了|修復了|可以了",
+    re.IGNORECASE,
+)
+# the failing step now succeeds: "now passes", "再跑 npm ci 就成功了"
+_RERUN_OK = re.compile(
+    r"\b(?:now (?:passes|pass|succeeds|works|runs|starts|exits|builds|imports|connects|writes)|(?:works|passes|succeeds) now"
+    r"|pass(?:es)? now|re-?run\w* (?:succeeds|passes|works))\b|再(?:运行|跑|執行|执行|试)\S{0,6}(?:就)?(?:可以了|成功|通过|好了)"
+    r"|重新\S{0,8}(?:成功|通过)|就成功|成功了|连接成功",
     re.IGNORECASE,
 )
 _PERSON_FIX = re.compile(
     r"\bthe (?:fix|solution|workaround) (?:is|was)\b|\b(?:fixed|solved|resolved) (?:it |this |that )?by\b|"
-    r"\b(?:use|using|switch(?:ed)? to)\b.{1,80}\binstead(?: of)?\b|改成|改为|改為|换成|換成|改用|就好了|解决了",
+    r"^\W*(?:use|switch to)\b.{1,80}\binstead(?: of)?\b|改成|改为|改為|换成|換成|改用|就好了|解决了",
     re.IGNORECASE,
 )
 _NEGATED = re.compile(r"\b(?:hasn'?t|haven'?t|wasn'?t|weren'?t|isn'?t|not yet|never|didn'?t|doesn'?t|won'?t|can'?t|"
-                      r"cannot|if you|you'?d|you could|you can|you may|would)\b", re.IGNORECASE)
+                      r"cannot|if you|you'?d|you could|you can|you may|would|when you|expects?|but we|but i)\b", re.IGNORECASE)
 
 
 def _names(text: str) -> set[str]:
@@ -590,8 +601,9 @@ def _remedy(text: str, symptom: str, *, person: bool = False) -> tuple[str | Non
     sents = [(line, s) for line, s in _line_sentences(text) if not _QUESTION.search(s)]
     fix = None
     for line, s in sents:
-        if (_PERSON_FIX if person else _CHANGE).search(s) and not _NEGATED.search(s) and shapes.not_a_fix(s, line) is None \
-                and not shapes.program_error(s) and find_entities(s) and _tie(symptom, s):
+        change = (_PERSON_FIX if person else _CHANGE).search(s) or _RERUN_OK.search(s)
+        if change and not _NEGATED.search(s) and shapes.not_a_fix(s, line) is None \
+                and not (person and shapes.program_error(s)) and find_entities(s) and (_tie(symptom, s) or _RERUN_OK.search(s)):
             fix = _FIX_LABEL.sub("", _LEAD.sub("", s)).strip()
             break
     if fix is None or not _complete(fix):

@@ -73,9 +73,8 @@ def not_an_error(text: str) -> bool:
 # its message, a traceback, an errno, an HTTP status, a non-zero exit, a shell's complaint
 PROGRAM_ERROR = re.compile(
     r"(?:\b[\w.]*[A-Z]\w*(?:Error|Exception)\b\s*[:(]|Traceback \(most recent call last\)|"
-    r"(?:\bcode |\berrno )?\b(?:ENOENT|EACCES|EADDRINUSE|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPERM|EEXIST|ENOTFOUND|"
-    r"EINTEGRITY|ERESOLVE|ENOSPC|EMFILE)\b(?::|(?<=code \w{5})|(?<=code \w{6})|(?<=code \w{7})|(?<=code \w{8})|"
-    r"(?<=code \w{9})|(?<=code \w{10})|(?<=code \w{11}))|\bHTTP(?:/\d(?:\.\d)?)? [45]\d\d\b|\bstatus(?: code)? [45]\d\d\b|"
+    r"(?<![`'\"])\b(?:ENOENT|EACCES|EADDRINUSE|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPERM|EEXIST|ENOTFOUND|"
+    r"EINTEGRITY|ERESOLVE|ENOSPC|EMFILE)\b(?![`'\"])|\bHTTP(?:/\d(?:\.\d)?)? [45]\d\d\b|\bstatus(?: code)? [45]\d\d\b|"
     r"\bexit(?:ed with)? (?:code|status) [1-9]\d*|command not found|no such file or directory|permission denied|"
     r"\bSQLSTATE\[|\bfatal:|\berror(?:\[\w+\])?:\s)",
     re.IGNORECASE,
