@@ -75,7 +75,8 @@ class RunSummary(Record):
         c = self.counters
         below = sum(n for k, n in c.items() if k.startswith("dropped_") and k != "dropped_cap")
         return {"merged in run": c.get("merged_in_run", 0), "below the bar": below,
-                "over the cap": c.get("dropped_cap", 0)}
+                "over the cap": c.get("dropped_cap", 0),
+                "left out as unsure": sum(n for k, n in c.items() if k.startswith("unsure_"))}
 
 
 class LastRun(Record, camel=True):

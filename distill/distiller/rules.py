@@ -377,7 +377,7 @@ class RulesExtractor:
                     continue
                 why = _not_standing(kind, line, sent, msg.text, pasted) if author == "person" else None
                 if why:
-                    counters[f"skipped_{why}"] += 1
+                    counters[f"unsure_{why}"] += 1
                     continue
                 quote = sent
                 if kind == "decision" and i + 1 < len(sents) and _REASON.search(sents[i + 1][1]):
@@ -426,10 +426,10 @@ class RulesExtractor:
             if any(_tie(s, fix) > _tie(context, fix) for s in rivals):
                 continue  # the fix names a later error better: it is that one's
             if any(s and _same_error(s) == _same_error(symptom) for _, s in errors[j + 1:j + 1 + FIX_WINDOW]):
-                counters["skipped_pitfall_came_back"] += 1
+                counters["unsure_pitfall_came_back"] += 1
                 continue
             if (fid, fix) in used:
-                counters["skipped_pitfall_fix_reused"] += 1
+                counters["unsure_pitfall_fix_reused"] += 1
                 continue
             used.add((fid, fix))
             entities = find_entities(f"{symptom}\n{cause or ''}\n{fix}")
@@ -565,10 +565,10 @@ def _symptom(msg: Any, counters: Counter) -> str | None:
         symptom = m.group(1).strip()
         detail = symptom.split(": ", 1)[-1]
         if shapes.harness_error(symptom) or shapes.harness_error(detail):
-            counters["skipped_harness_error"] += 1
+            counters["unsure_harness_error"] += 1
             return None
         if shapes.not_an_error(detail) or len(detail) < 12:
-            counters["skipped_not_an_error"] += 1
+            counters["unsure_not_an_error"] += 1
             return None
         return symptom
     if author != "person":
