@@ -57,12 +57,18 @@ def harness_error(text: str) -> bool:
     return _HARNESS.search(text) is not None
 
 
-def not_an_error(text: str) -> bool:
-    """The 'error' is none: an INFO line, zero failures, a passed check, source code, markdown."""
+def reports_nothing(text: str) -> bool:
+    """The text reports no failure: a log line below error level, zero failures, a passed check."""
     s = text.strip()
-    if _LOG_BELOW_ERROR.search(s) and not _LOG_ERROR_LEVEL.search(s):
-        return True
-    if _ZERO_FAILURES.search(s) and not _LOG_ERROR_LEVEL.search(s):
+    return (_LOG_BELOW_ERROR.search(s) is not None or _ZERO_FAILURES.search(s) is not None) and \
+        _LOG_ERROR_LEVEL.search(s) is None
+
+
+def not_an_error(text: str) -> bool:
+    """A tool's line that is no error: it reports nothing (see :func:`reports_nothing`), or it
+    is source code or markdown that happens to contain the word."""
+    s = text.strip()
+    if reports_nothing(s):
         return True
     if re.match(r'\{\s*"(?:error|message|detail)"', s):
         return False  # an HTTP API's error body
@@ -120,7 +126,7 @@ def not_a_fix(sentence: str, raw_line: str = "") -> str | None:
         return "bullet"
     plain = _MARKDOWN.sub("", sentence).strip()
     plain = re.sub(r"^(?:fixed|done|success|great|perfect)\s*[!.:]+\s*", "", plain, flags=re.IGNORECASE)
-    if len(plain) < 8 or plain.endswith((":", "：", "…", "-", ",", "，")) or re.search(r"\*\*[^*]*$", sentence):
+    if len(plain) < 8 or plain.endswith((":", "：", "-", ",", "，")) or re.search(r"\*\*[^*]*$", sentence):
         return "cut"
     if _STATUS.match(plain):
         return "status"
