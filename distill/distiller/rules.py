@@ -502,7 +502,8 @@ _PERSON_FIX = re.compile(
     re.IGNORECASE,
 )
 _NEGATED = re.compile(r"\b(?:hasn'?t|haven'?t|wasn'?t|weren'?t|isn'?t|not yet|never|didn'?t|doesn'?t|won'?t|can'?t|"
-                      r"cannot|if you|you'?d|you could|you can|you may|would|when you|expects?|but we|but i)\b", re.IGNORECASE)
+                      r"cannot|if you|you'?d|you could|you can|you may|would|when you|expects?|but we|but i|let me know|i can|"
+                      r"i could|i'?ll|paste|send me|share the)\b", re.IGNORECASE)
 
 
 def _names(text: str) -> set[str]:
@@ -549,7 +550,9 @@ def _not_standing(kind: str, line: str, sentence: str, message: str, pasted: boo
 
 
 # a standing marker that is more than "always" / "never": those alone also fill tasks for today
-_EXPLICIT = re.compile(_RULE.pattern.replace(r"\balways\b|\bnever\b|总是|總是|", ""), re.IGNORECASE)
+# ("keep in mind" is a document's phrase as often as a person's)
+_EXPLICIT = re.compile(_RULE.pattern.replace(r"\balways\b|\bnever\b|总是|總是|", "").replace(r"\bkeep in mind\b|", ""),
+                       re.IGNORECASE)
 
 
 def _symptom(msg: Any, counters: Counter) -> str | None:
@@ -604,7 +607,7 @@ def _remedy(text: str, symptom: str, *, person: bool = False) -> tuple[str | Non
         change = (_PERSON_FIX if person else _CHANGE).search(s) or _RERUN_OK.search(s)
         if change and not _NEGATED.search(s) and shapes.not_a_fix(s, line) is None \
                 and not (person and shapes.program_error(s)) and find_entities(s) and (_tie(symptom, s) or _RERUN_OK.search(s)):
-            fix = _FIX_LABEL.sub("", _LEAD.sub("", s)).strip()
+            fix = _FIX_LABEL.sub("", _LEAD.sub("", shapes.strip_orphan_bold(s))).strip()
             break
     if fix is None or not _complete(fix):
         return None

@@ -108,16 +108,25 @@ _NARRATION = re.compile(
     r"^(?:now,? )?(?:let me|let'?s|let us|i'?ll|i will|i'?m going to|i need to|i should|we need to|"
     r"looking at|i see|i can see|checking|trying|first,? (?:let me|i'?ll)|okay,? (?:let me|so)|ok,? let me|"
     r"based on the error|the error (?:shows|says|indicates|is)|you should see|you'?ll see|try (?:running|again)|"
-    r"if you want|you'?d need|you (?:could|can|may|might)|the issue is|the problem is)\b",
+    r"if|unless|you'?d need|you (?:could|can|may|might)|the issue is|the problem is)\b",
     re.IGNORECASE,
 )
+
+
+# the "** " a sentence split inside bold leaves ("**Fixed! ** I swapped …")
+_ORPHAN_BOLD = re.compile(r"^\s*\*\*\s+")
+
+
+def strip_orphan_bold(sentence: str) -> str:
+    return _ORPHAN_BOLD.sub("", sentence)
 
 
 def not_a_fix(sentence: str, raw_line: str = "") -> str | None:
     """Why ``sentence`` cannot be the fix of a pitfall (``heading``, ``status``, ``table``,
     ``bullet``, ``narration``, ``cut``), or None. ``raw_line``: the whole line it came from,
     whose markdown tells a heading or a bullet from prose."""
-    line = (raw_line or sentence).strip()
+    sentence = strip_orphan_bold(sentence)
+    line = strip_orphan_bold((raw_line or sentence).strip())
     if line.startswith("#") or re.fullmatch(r"\*\*[^*]+\*\*[\s:：!.]*", line):
         return "heading"
     if line.count("|") >= 2:
@@ -126,7 +135,7 @@ def not_a_fix(sentence: str, raw_line: str = "") -> str | None:
         return "bullet"
     plain = _MARKDOWN.sub("", sentence).strip()
     plain = re.sub(r"^(?:fixed|done|success|great|perfect)\s*[!.:]+\s*", "", plain, flags=re.IGNORECASE)
-    if len(plain) < 8 or plain.endswith((":", "：", "-", ",", "，")) or re.search(r"\*\*[^*]*$", sentence):
+    if len(plain) < 8 or plain.endswith((":", "：", "-", ",", "，")) or sentence.count("**") % 2:
         return "cut"
     if _STATUS.match(plain):
         return "status"
@@ -165,10 +174,14 @@ def pasted_line(line: str) -> bool:
     return _STRUCTURE.match(s) is not None or s.count("|") >= 2 or s.startswith("**")
 
 
+_BARE_URL = re.compile(r"^\s*<?https?://\S+>?\s*$")
+
+
 def looks_pasted(text: str) -> bool:
-    """A whole message that is a document: three or more structure lines, or a code block."""
+    """A whole message that is a document or forwarded text: three or more structure lines or
+    bare links, or a code block."""
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    return "```" in text or sum(1 for ln in lines if pasted_line(ln)) >= 3
+    return "```" in text or sum(1 for ln in lines if pasted_line(ln) or _BARE_URL.match(ln)) >= 3
 
 
 def statement_reason(sentence: str) -> str | None:
