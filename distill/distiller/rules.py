@@ -407,15 +407,17 @@ class RulesExtractor:
         errors = [(k, _symptom(msg, counters)) for k, (_, msg) in enumerate(turns)]
         used: set[tuple[str, str]] = set()
         done: set[str] = set()
+        # a name in a quarter of the chunk's turns ("odoo" in an Odoo session) ties nothing
+        seen = Counter(n for _, m in turns for n in _names(m.text))
+        common = frozenset(n for n, c in seen.items() if c >= max(5, len(turns) // 4))
         for i, symptom in errors:
             if symptom is None or _same_error(symptom) in done:
                 continue
-            # what the fix must name: the error, and the rest of a message a person pasted it in
-            context = turns[i][1].text if _author(turns[i][1]) == "person" else symptom
+            context = _error_context(turns[i][1], symptom)
             found = None
             for j in range(i + 1, min(i + 1 + FIX_WINDOW, len(turns))):
                 if _author(turns[j][1]) in ("person", "assistant"):
-                    found = _remedy(turns[j][1].text, context, person=_author(turns[j][1]) == "person")
+                    found = _remedy(turns[j][1].text, context, common, person=_author(turns[j][1]) == "person")
                     if found:
                         break
             if found is None:
@@ -423,7 +425,7 @@ class RulesExtractor:
             cause, fix = found
             fid = turns[j][0]
             rivals = [s for k, s in errors[i + 1:j] if s and _same_error(s) != _same_error(symptom)]
-            if any(_tie(s, fix) > _tie(context, fix) for s in rivals):
+            if any(_tie(s, fix, common) > _tie(context, fix, common) for s in rivals):
                 continue  # the fix names a later error better: it is that one's
             if any(s and _same_error(s) == _same_error(symptom) for _, s in errors[j + 1:j + 1 + FIX_WINDOW]):
                 counters["unsure_pitfall_came_back"] += 1
@@ -516,9 +518,10 @@ def _names(text: str) -> set[str]:
     return out
 
 
-def _tie(symptom: str, remedy: str) -> int:
-    """How many names the fix shares with the error (0: it is about something else)."""
-    err, fix = _names(symptom), _names(remedy)
+def _tie(symptom: str, remedy: str, common: frozenset[str] = frozenset()) -> int:
+    """How many names the fix shares with the error (0: it is about something else), not
+    counting ``common`` ones (names all over the chunk)."""
+    err, fix = _names(symptom) - common, _names(remedy) - common
     return len(err & fix) + sum(1 for a in fix for b in err if a != b and len(min(a, b, key=len)) >= 5
                                 and (a in b or b in a))
 
@@ -553,6 +556,19 @@ def _not_standing(kind: str, line: str, sentence: str, message: str, pasted: boo
 # ("keep in mind" is a document's phrase as often as a person's)
 _EXPLICIT = re.compile(_RULE.pattern.replace(r"\balways\b|\bnever\b|总是|總是|", "").replace(r"\bkeep in mind\b|", ""),
                        re.IGNORECASE)
+
+
+ERROR_CONTEXT_LINES = 15
+
+
+def _error_context(msg: Any, symptom: str) -> str:
+    """What a fix must name: the error, and when a person pasted it, the lines of the log
+    that follow it (the traceback's frames and message), not the rest of their message."""
+    if _author(msg) != "person":
+        return symptom
+    lines = msg.text.splitlines()
+    at = next((k for k, ln in enumerate(lines) if symptom[:40] in ln), None)
+    return symptom if at is None else "\n".join(lines[at:at + ERROR_CONTEXT_LINES])
 
 
 def _symptom(msg: Any, counters: Counter) -> str | None:
@@ -595,24 +611,29 @@ _REQUEST_TAIL = re.compile(r"(?:\s*[,，;；]\s*(?:(?:can you|could you|please|p
                            re.IGNORECASE)
 
 
-def _remedy(text: str, symptom: str, *, person: bool = False) -> tuple[str | None, str] | None:
-    """(cause, fix) from a turn for ``symptom``, or None: the fix is the first whole sentence
-    that says a change, names a concrete thing, names what the error names, and has no
-    junk shape (:func:`shapes.not_a_fix`); the cause, a sentence that states one and names
-    the error's or the fix's subject. A person's turn states a fix only in so many words
-    ("the fix is …", "use X instead"): otherwise it is their next request."""
+def _remedy(text: str, symptom: str, common: frozenset[str] = frozenset(), *,
+            person: bool = False) -> tuple[str | None, str] | None:
+    """(cause, fix) from a turn for ``symptom``, or None. The fix is the first whole sentence
+    that says a change and has no junk shape (:func:`shapes.not_a_fix`), tied to the error:
+    it names what the error names, or the cause sentence just before it does, or it says
+    the failing step now succeeds and names the change. The cause: a sentence that states
+    one and names the error's or the fix's subject. A person's turn states a fix only in so
+    many words ("the fix is …", "use X instead"): otherwise it is their next request."""
     sents = [(line, s) for line, s in _line_sentences(text) if not _QUESTION.search(s)]
     fix = None
-    for line, s in sents:
+    for k, (line, s) in enumerate(sents):
         change = (_PERSON_FIX if person else _CHANGE).search(s) or _RERUN_OK.search(s)
-        if change and not _NEGATED.search(s) and shapes.not_a_fix(s, line) is None \
-                and not (person and shapes.program_error(s)) and find_entities(s) and (_tie(symptom, s) or _RERUN_OK.search(s)):
+        if not change or _NEGATED.search(s) or shapes.not_a_fix(s, line) or (person and shapes.program_error(s)):
+            continue
+        before = sents[k - 1][1] if k else ""
+        if _tie(symptom, s, common) or (_CAUSE.search(before) and _tie(symptom, before, common) and find_entities(s)) or (
+                _RERUN_OK.search(s) and find_entities(s)):
             fix = _FIX_LABEL.sub("", _LEAD.sub("", shapes.strip_orphan_bold(s))).strip()
             break
     if fix is None or not _complete(fix):
         return None
     cause = next((s for line, s in sents if s != fix and _CAUSE.search(s) and shapes.not_a_fix(s, line) is None
-                  and (_tie(symptom, s) or _tie(fix, s))), None)
+                  and (_tie(symptom, s, common) or _tie(fix, s, common))), None)
     if cause and cause in fix:
         cause = None
     return cause, fix
