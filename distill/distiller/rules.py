@@ -486,7 +486,7 @@ _CHANGE = re.compile(
     r"(?:e|ed|ing)?\b|"
     r"\bthe (?:fix|solution|workaround) (?:is|was) (?:to )?|\b(?:fixed|solved|resolved) (?:it |this |that )?by\b|"
     r"^\W*(?:use|switch to)\b.{1,80}\binstead(?: of)?\b|\b(?:switched to|replaced (?:it )?with|now uses)\b|"
-    r"^\W*fix(?:ed)?\s*[:：]\s*\S|\b(?:fixed|solved|resolved) (?:it|this|that|the (?:issue|problem|error))\b|"
+    r"^\W*(?:the )?fix(?:ed)?\s*[:：]\s*\S|\b(?:fixed|solved|resolved) (?:it|this|that|the (?:issue|problem|error))\b|"
     r"改成|改为|改為|换成|換成|改用|加上|删掉|删除了|刪除了|安装了|安裝了|设置为|設置為|升级到|降级到|就好了|解决了|"
     r"(?:更新|重启|重啟|安装|安裝|设置|設置|删除|刪除|加上|添加|配置|修改|执行|執行)\S{0,40}?后|修复了|修復了|可以了",
     re.IGNORECASE,
@@ -567,8 +567,8 @@ def _error_context(msg: Any, symptom: str) -> str:
     if _author(msg) != "person":
         return symptom
     lines = msg.text.splitlines()
-    at = next((k for k, ln in enumerate(lines) if symptom[:40] in ln), None)
-    return symptom if at is None else "\n".join(lines[at:at + ERROR_CONTEXT_LINES])
+    at = next((k for k, ln in enumerate(lines) if symptom[:30].strip() in ln), None)
+    return symptom if at is None else "\n".join(lines[max(0, at - 1):at + ERROR_CONTEXT_LINES])
 
 
 def _symptom(msg: Any, counters: Counter) -> str | None:
@@ -599,6 +599,8 @@ def _symptom(msg: Any, counters: Counter) -> str | None:
         found = shapes.program_error(line)
         if found and not shapes.pasted_line(line) and not shapes.harness_error(line):
             err = line[found.start():].strip()
+            if err.endswith((":", "：")):  # "Error while parsing view:" and the line that says what
+                err = " ".join([err, *[ln.strip() for ln in lines[k + 1:] if ln.strip()][:1]])
             if not shapes.not_an_error(err) and len(err) >= 12:
                 return _REQUEST_TAIL.sub("", err)
     return None
@@ -626,7 +628,7 @@ def _remedy(text: str, symptom: str, common: frozenset[str] = frozenset(), *,
         if not change or _NEGATED.search(s) or shapes.not_a_fix(s, line) or (person and shapes.program_error(s)):
             continue
         before = sents[k - 1][1] if k else ""
-        if _tie(symptom, s, common) or (_CAUSE.search(before) and _tie(symptom, before, common) and find_entities(s)) or (
+        if _tie(symptom, s, common) or (_CAUSE.search(before) and _tie(symptom, before, common) and _names(s) - common) or (
                 _RERUN_OK.search(s) and find_entities(s)):
             fix = _FIX_LABEL.sub("", _LEAD.sub("", shapes.strip_orphan_bold(s))).strip()
             break

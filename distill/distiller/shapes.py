@@ -82,7 +82,7 @@ PROGRAM_ERROR = re.compile(
     r"(?<![`'\"])\b(?:ENOENT|EACCES|EADDRINUSE|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPERM|EEXIST|ENOTFOUND|"
     r"EINTEGRITY|ERESOLVE|ENOSPC|EMFILE)\b(?![`'\"])|\bHTTP(?:/\d(?:\.\d)?)? [45]\d\d\b|\bstatus(?: code)? [45]\d\d\b|"
     r"\bexit(?:ed with)? (?:code|status) [1-9]\d*|command not found|no such file or directory|permission denied|"
-    r"\bSQLSTATE\[|\bfatal:|\berror(?:\[\w+\])?:\s)",
+    r"\bSQLSTATE\[|\bfatal:|\berror(?:\[\w+\])?:\s|^\s*(?:error|fatal|exception) while\b)",
     re.IGNORECASE,
 )
 
