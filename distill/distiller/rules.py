@@ -486,14 +486,15 @@ _CHANGE = re.compile(
     r"^\W*(?:use|switch to)\b.{1,80}\binstead(?: of)?\b|\b(?:switched to|replaced (?:it )?with|now uses)\b|"
     r"^\W*(?:the )?fix(?:ed)?\s*[:：]\s*\S|\b(?:fixed|solved|resolved) (?:it|this|that|the (?:issue|problem|error))\b|"
     r"改成|改为|改為|换成|換成|改用|加上|删掉|删除了|刪除了|安装了|安裝了|设置为|設置為|升级到|降级到|就好了|解决了|"
-    r"(?:更新|重启|重啟|安装|安裝|设置|設置|删除|刪除|加上|添加|配置|修改|执行|執行)\S{0,40}?后|修复了|修復了|可以了",
+    r"(?:更新|重启|重啟|安装|安裝|设置|設置|删除|刪除|加上|添加|配置|修改|执行|執行)\S{0,40}?后|修复了|修復了|可以了|"
+    r"需要(?:加上?|用|改用|改成|设置|安装|指定)",
     re.IGNORECASE,
 )
 # the failing step now succeeds: "now passes", "再跑 npm ci 就成功了"
 _RERUN_OK = re.compile(
     r"\b(?:now (?:passes|pass|succeeds|works|runs|starts|exits|builds|imports|connects|writes)|(?:works|passes|succeeds) now"
     r"|pass(?:es)? now|re-?run\w* (?:succeeds|passes|works))\b|再(?:运行|跑|執行|执行|试)\S{0,6}(?:就)?(?:可以了|成功|通过|好了)"
-    r"|重新\S{0,8}(?:成功|通过)|就成功|成功了|连接成功",
+    r"|重新\S{0,8}(?:成功|通过)|就成功|成功了|连接成功|已经?成功",
     re.IGNORECASE,
 )
 _PERSON_FIX = re.compile(
