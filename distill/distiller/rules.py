@@ -1,19 +1,23 @@
 """The offline, deterministic distiller: the default when no LLM is configured.
 
-What it finds:
-- explicit statements by the user: "remember …", "from now on …", "always / never …",
-  "I prefer …", 记住 / 記住 / 以后 / 偏好 / 不要再 …, and decisions ("we decided …", 决定 / 決定)
-  by either side, with the "because …" that follows;
-- error-then-fix sequences: a failed tool call (``[tool exec failed: …]``) or an error message,
-  followed within a few turns by a fix ("fixed by …", "the cause was …", 改成 / 解决 / 原因是 …),
-  kept as a pitfall with both halves quoted;
+Precision first (issue 21): what it is unsure of it does not store, and counts under
+``unsure_<reason>`` (summed in the run's summary line). What it finds:
+- standing instructions in the person's own words: "remember …", "save in memory …", "from
+  now on …", "I prefer …", 记住 / 記住 / 以后 / 偏好 / 不要再 …, and decisions ("we decided …",
+  决定 / 決定) by either side, with the "because …" that follows. Not a line the person pasted
+  (a table row, bullet, heading, quote), not a bare "always / never" in a task for today,
+  not a complaint or a personal line (:mod:`.shapes`);
+- pitfalls from evidence: an error a program reported (a failed tool call's trace that is
+  not harness noise, or a program's error a person pasted) and, within a few turns, the
+  sentence that says the change made for it and names what the error names (see
+  ``RulesExtractor._pitfalls``), kept with both halves quoted;
 - entities copied verbatim: commands, paths, files, packages, flags, error names and codes,
   environment variables, identifiers in backticks.
 
 What it cannot do: paraphrase or translate (a Chinese statement is quoted as it was said),
-infer knowledge nobody stated explicitly, or judge whether a stated rule is still current.
-A statement with no concrete entity in it ("I always forget my umbrella") is never kept,
-which is how small talk stays out.
+infer knowledge nobody stated explicitly, follow a fix told over several turns, or judge
+whether a stated rule is still current. A statement with no concrete entity in it ("I
+always forget my umbrella") is never kept, which is how small talk stays out.
 """
 
 from __future__ import annotations
@@ -133,22 +137,6 @@ _NOT_A_RULE = re.compile(
 _QUESTION = re.compile(r"[?？]\s*$|吗[。.]?\s*$|^\s*(?:should|shall|can|could|do|does|is|are|what|why|how)\b",
                        re.IGNORECASE)
 _REASON = re.compile(r"^\s*(?:because|since|as|reason|因为|因為|由于|由於|原因)", re.IGNORECASE)
-_ERROR = re.compile(
-    # an error's name and an errno are read in their own case: under IGNORECASE "\bE[A-Z]{3,12}\b"
-    # was any word of 4-13 letters starting with e ("encoding", "everything")
-    r"\[tool exec failed|Traceback \(most recent call last\)|(?-i:\b[A-Z][A-Za-z]+(?:Error|Exception)\b)|"
-    r"\berror\b\s*[:：]|\bfailed\b|(?-i:\bE[A-Z]{3,12}\b)|command not found|permission denied|no such file|"
-    r"exit (?:code|status) [1-9]|\b[45]\d\d (?:Too Many|Internal|Not Found|Forbidden|Bad|Service)|"
-    r"报错|錯誤|错误|失败|失敗|异常|異常",
-    re.IGNORECASE,
-)
-_FIX = re.compile(
-    r"\bfix\s*[:：]|\b(?:fixed|the fix (?:is|was)|fix(?:ed)? (?:it|this|that) by|solved|resolved|works now|working now|"
-    r"now (?:works|passes|succeeds|starts)|(?:upgraded|downgraded|pinned|switched|changed) (?:\w+ ){0,3}to|"
-    r"needs? to (?:use|set|run)|instead of)\b|"
-    r"解决|解決|修复|修復|修好|改成|改为|改為|换成|換成|改用|就好了|可以了|成功",
-    re.IGNORECASE,
-)
 _CAUSE = re.compile(
     r"\b(?:because|caused by|root cause|the (?:issue|problem|cause|culprit) (?:was|is)|turned out|predates|"
     r"(?:is|was) (?:missing|not installed|too old))\b|原因是|原来是|原來是|因为|因為|由于|由於",
