@@ -44,7 +44,7 @@ _TOOLS = (
     "go gofmt brew apt apt-get dnf yum apk snap nginx caddy redis postgres postgresql psql mysql sqlite "
     "sqlite3 lancedb ollama vllm llama.cpp ssh scp rsync curl wget jq tmux screen vim nvim bash zsh fish "
     "sudo chmod chown openclaw claude codex gemini eslint prettier tsc vite webpack jest vitest playwright "
-    "selenium gunicorn uvicorn fastapi flask django celery kafka rabbitmq ffmpeg tesseract pandoc latex "
+    "selenium gunicorn uvicorn fastapi flask django celery alembic kafka rabbitmq ffmpeg tesseract pandoc latex "
     "huggingface transformers torch pytorch tensorflow numpy pandas pydantic httpx requests aiohttp"
 ).split()
 _SUBCOMMAND_TOOLS = frozenset(
@@ -616,9 +616,10 @@ _REQUEST_TAIL = re.compile(r"(?:\s*[,，;；]\s*(?:(?:can you|could you|please|p
 def _remedy(text: str, symptom: str, common: frozenset[str] = frozenset(), *,
             person: bool = False) -> tuple[str | None, str] | None:
     """(cause, fix) from a turn for ``symptom``, or None. The fix is the first whole sentence
-    that says a change and has no junk shape (:func:`shapes.not_a_fix`), tied to the error:
+    that says a change, names it (an entity, a number or a code: a change that can be
+    repeated) and has no junk shape (:func:`shapes.not_a_fix`), tied to the error:
     it names what the error names, or the cause sentence just before it does, or it says
-    the failing step now succeeds and names the change. The cause: a sentence that states
+    the failing step now succeeds. The cause: a sentence that states
     one and names the error's or the fix's subject. A person's turn states a fix only in so
     many words ("the fix is …", "use X instead"): otherwise it is their next request."""
     sents = [(line, s) for line, s in _line_sentences(text) if not _QUESTION.search(s)]
@@ -627,9 +628,11 @@ def _remedy(text: str, symptom: str, common: frozenset[str] = frozenset(), *,
         change = (_PERSON_FIX if person else _CHANGE).search(s) or _RERUN_OK.search(s)
         if not change or _NEGATED.search(s) or shapes.not_a_fix(s, line) or (person and shapes.program_error(s)):
             continue
+        if not (find_entities(s) or _NUMBER.search(s)):
+            continue  # a change nobody can repeat: "I've fixed the approach", "removed the problematic template"
         before = sents[k - 1][1] if k else ""
-        if _tie(symptom, s, common) or (_CAUSE.search(before) and _tie(symptom, before, common) and _names(s) - common) or (
-                _RERUN_OK.search(s) and find_entities(s)):
+        if _tie(symptom, s, common) or (_CAUSE.search(before) and _tie(symptom, before, common)) or \
+                _RERUN_OK.search(s):
             fix = _FIX_LABEL.sub("", _LEAD.sub("", shapes.strip_orphan_bold(s))).strip()
             break
     if fix is None or not _complete(fix):
@@ -641,6 +644,7 @@ def _remedy(text: str, symptom: str, common: frozenset[str] = frozenset(), *,
     return cause, fix
 
 
+_NUMBER = re.compile(r"\d{2,}")
 # "**Fixed!** " / "Done. " before the sentence that says what was done
 _LEAD = re.compile(r"^(?:\*\*)?(?:fixed|done|success|great|perfect)\s*[!.:]+\s*(?:\*\*)?\s*", re.IGNORECASE)
 
