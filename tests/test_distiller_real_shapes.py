@@ -27,16 +27,18 @@ SESSIONS: dict[str, tuple[str, list]] = {
         ("Edit", "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>"),
         ("Edit", "<tool_use_error>No changes to make: old_string and new_string are exactly the same."
                  "</tool_use_error>"),
+        ("Edit", "<tool_use_error>String to replace not found in file.\nString: <field name=\"partner_label\" "
+                 "string=\"Partner\"/></tool_use_error>"),
         ("Bash", "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a "
                  "file edit, the new_string was NOT written to the file)."),
-        ("assistant", "I changed the label in `views/partner.xml` to use the `partner_label` field instead."),
+        ("assistant", "Fixed: the label in `views/partner.xml` now uses the `partner_label` field instead of `name`."),
     ]),
     # the only "fix" after a real error is a heading, a status line, a table row, narration
     "heading_fix": (CC, [
         ("user", "upgrade the module please"),
         ("Bash", "odoo.tools.convert.ParseError: while parsing /mnt/extra-addons/crm_extra/views/lead_views.xml:12"),
+        ("assistant", "Fixed and deployed. The view in lead_views.xml loads."),
         ("assistant", "## **Quick fix:**"),
-        ("assistant", "Fixed and deployed."),
         ("assistant", "| `lead_views.xml` | fixed | 40px |"),
         ("assistant", "Let me try a different approach and place the tab first in lead_views.xml."),
     ]),
@@ -45,7 +47,7 @@ SESSIONS: dict[str, tuple[str, list]] = {
         ("user", "run the migrations"),
         ("Bash", "SQLSTATE[42S02]: Base table or view not found: 1146 Table 'shop.order_lines' doesn't exist"),
         ("Bash", "Error: Cannot find module 'tailwindcss/plugin' imported from vite.config.js"),
-        ("assistant", "I added `protected $table = 'order_line';` to the OrderLine model so it reads the "
+        ("assistant", "Fixed by adding `protected $table = 'order_line';` to the OrderLine model so it reads the "
                       "order_line table."),
     ]),
     # an INFO summary line that says failed=0 is no error, whatever follows it
@@ -54,6 +56,14 @@ SESSIONS: dict[str, tuple[str, list]] = {
         ("Bash", "2026-05-04 02:49:02,081 1 INFO prod odoo: [library][SUMMARY] Queue processing complete: "
                  "processed=1, failed=0, files_created=0"),
         ("assistant", "I changed the queue cron in `library_cron.xml` to run every 5 minutes instead of hourly."),
+    ]),
+    # a source line that contains "error", and a feature bullet in the assistant's summary: no errors
+    "not_errors": (CC, [
+        ("user", "why does the wiki page 404?"),
+        ("Read", "if (idx === -1) return res.status(404).json({ error: 'Wiki page not found' });"),
+        ("assistant", "Fixed by returning the wiki page list instead of a 404 in `wiki.js` when `idx` is -1."),
+        ("assistant", "Summary:\n- **Abbreviations**: `EMAR`, `AE` now shown\n- Sidebar on EVERY page"),
+        ("assistant", "The module has been upgraded to version 18.0.1.8.0 with `-u wiki`."),
     ]),
     # a real pitfall, to show the rest is not silence: a program's error and the change that named it
     "real_pitfall": (CC, [
@@ -145,6 +155,10 @@ def test_one_fix_serves_the_one_error_it_names(stored):
 
 def test_an_info_line_with_failed_0_is_not_an_error(stored):
     assert stored["info_line"] == []
+
+
+def test_a_source_line_with_error_in_it_or_a_feature_bullet_is_not_an_error(stored):
+    assert stored["not_errors"] == []
 
 
 def test_a_programs_error_with_the_change_that_named_it_is_kept_in_whole_sentences(stored):
