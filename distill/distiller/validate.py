@@ -30,6 +30,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..text.redact import redact
+from ..trust import vet
 from .chunking import Chunk
 from .schema import MAX_KEYWORD, MAX_KEYWORDS, MAX_TEXT, Candidate, CandidateOut
 
@@ -123,12 +124,14 @@ def validate_candidate(raw: Any, chunk: Chunk, counters: Counter, *, written: bo
         return None
 
     evidence: list[str] = []
+    said = []
     for tid in cand.evidence:
         msg = chunk.message_for(str(tid))
         if msg is None:
             counters["evidence_unknown"] += 1
         elif msg.id not in evidence:
             evidence.append(msg.id)
+            said.append(msg)
     if not evidence:
         counters["dropped_no_evidence"] += 1
         return None
@@ -140,6 +143,10 @@ def validate_candidate(raw: Any, chunk: Chunk, counters: Counter, *, written: bo
         counters["dropped_keyword_fragments"] += 1
         return None
     keywords = _keyword_set(cand, entities, invented, counters)
+    vetted = vet(text, cand.category, "global" if scope == "global" else "agent", said, counters)
+    if vetted is None:  # who said it may not make it a rule, or it is dangerous (distill.trust)
+        return None
+    text, scope = vetted
     return Candidate(
         text=text,
         kind=cand.category,
