@@ -126,33 +126,36 @@ def _mtime(path: Path) -> int:
 
 @functools.lru_cache(maxsize=8)
 def _owners(path: str, stamps: tuple[int, ...], extra: tuple[str, ...]) -> Owners:
-    trusted = {_norm(x) for x in extra if str(x).strip()}
+    trusted = set(_ids(extra))
     config, problem = _read_config(Path(path))
     open_dm: set[str] = {"*"} if problem else set()
-    channels = config.get("channels") if isinstance(config.get("channels"), dict) else {}
-    for name, ch in channels.items():
-        if not isinstance(ch, dict):
-            continue
-        sections = [ch, *[a for a in (ch.get("accounts") or {}).values() if isinstance(a, dict)]] \
-            if isinstance(ch.get("accounts") or {}, dict) else [ch]
-        for sec in sections:
-            allow = sec.get("allowFrom") if isinstance(sec.get("allowFrom"), list) else []
+    for name, ch in _dict(config.get("channels")).items():
+        for sec in [_dict(ch), *map(_dict, _dict(_dict(ch).get("accounts")).values())]:
+            allow = _list(sec.get("allowFrom"))
             if sec.get("dmPolicy") == "open" or any(str(a).strip() == "*" for a in allow):
                 open_dm.add(str(name).lower())
-            trusted.update(_norm(a) for a in allow if str(a).strip() not in ("", "*"))
-    commands = config.get("commands") if isinstance(config.get("commands"), dict) else {}
-    owner_ids = commands.get("ownerAllowFrom")
-    if isinstance(owner_ids, list):
-        trusted.update(_norm(a) for a in owner_ids if str(a).strip() not in ("", "*"))
+            trusted.update(_ids(allow))
+    trusted.update(_ids(_list(_dict(config.get("commands")).get("ownerAllowFrom"))))
     for store in sorted((Path(path).parent / "credentials").glob("*-allowFrom.json")):
         data, bad = _read_config(store)
-        ids = data.get("allowFrom") if isinstance(data.get("allowFrom"), list) else []
-        trusted.update(_norm(a) for a in ids if str(a).strip() not in ("", "*"))
+        trusted.update(_ids(_list(data.get("allowFrom"))))
         if bad:
             log.warning("%s", bad)
     if problem:
         log.warning("%s", problem)
     return Owners(frozenset(trusted), frozenset(open_dm), problem)
+
+
+def _dict(value: object) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _ids(values) -> list[str]:
+    return [_norm(v) for v in values if str(v).strip() not in ("", "*")]
 
 
 def _read_config(path: Path) -> tuple[dict, str | None]:

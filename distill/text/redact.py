@@ -541,16 +541,24 @@ def _assignment(text: str, lower: str, p: int, counts: Counter) -> Span | None:
 # A config assignment whose value is a long random string, whatever its name (``SESSION_SIGNING =
 # "q8Zr…"``, ``secret_key_base: 9f3c…``): gitleaks' generic-api-key rule, by entropy. Names of
 # things that are long and random but no secret (hashes, ids, digests, versions, …) are left alone,
-# and so are values made of words ("paraphrase-multilingual-MiniLM-L12-v2").
+# and so are UUIDs, query parameters and values made of words ("paraphrase-multilingual-MiniLM-L12-v2").
 _RANDOM_VALUE = LazyPattern(r"(?::=|=>|:|=)[ \t]*(?P<q>[\"']?)(?P<value>[A-Za-z0-9+/_=-]{20,200})(?P=q)"
                             r"(?![A-Za-z0-9+/_=.:@~-])")
 _NAME_BEFORE = LazyPattern(r"(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,63})[\"']?\]?[ \t]*\Z")
-_NOT_SECRET_NAME = LazyPattern(
-    r"(?i)(?:^|[_.-])(?:ids?|uuid|guid|hash|sha\d*|md5|digest|checksum|integrity|commit|rev(?:ision)?|ref|"
-    r"version|etag|tag|image|model|name|path|file|url|uri|host|class|font|wheel|resolved|fingerprint|nonce|salt|"
-    r"signature|label|type|mode|format|locale|region|zone|branch|slug|title|key_?id|account|user(?:name)?)\Z"
+# names of long random things that are no secret, as the name ends (lower case: "runId", "sessionId")
+_NOT_SECRET_ENDS = tuple(
+    "id ids uuid guid hash sha sha1 sha256 sha512 md5 digest checksum integrity commit rev revision ref version "
+    "etag tag image model name path file url uri host class font wheel resolved fingerprint nonce salt signature "
+    "label type mode format locale region zone branch slug title account user username serial sessionkey "
+    "session_key verification".split()
 )
-_WORD_PART = LazyPattern(r"[A-Za-z]{4,}")
+_HEX_ID = LazyPattern(r"[0-9a-fA-F-]+")  # hashes and UUIDs, with or without dashes: ids, not keys
+_WORD_RUN = LazyPattern(r"[A-Z]?[a-z]{2,}")
+# read backwards from a name: what may stand before a YAML or JSON key (a quote, then a line
+# start, "{", "," or a list's "-")
+_KEY_START = LazyPattern(r"[\"']?[ \t]*(?:\n|\Z|[{,\[(]|-[ \t])")
+_IDENTIFIER = LazyPattern(r"[_.-]|[a-z][A-Z]")  # webhook_hmac, app.signer, signingSecret: a key, not a word
+WORDY_SHARE = 0.7  # random alnum has about a third of its characters in such runs (3% of 20-char keys reach 0.7)
 MIN_ENTROPY = 3.5  # bits per character: random base64/alnum of 20+ is 4+, hex about 3.9
 
 
@@ -559,20 +567,29 @@ def _random_assignment(text: str, p: int, counts: Counter) -> Span | None:
     if m is None or text.startswith("//", p + 1):
         return None
     name = _NAME_BEFORE.search(text, max(0, p - 70), p)
-    if name is None or _NOT_SECRET_NAME.search(name["name"]):
+    if name is None or name["name"].lower().endswith(_NOT_SECRET_ENDS):
         return None
+    before = text[name.start() - 1] if name.start() > 0 else "\n"
+    if before in "?&;%:":
+        return None  # a URL's query parameter (the URL-token rule's), a key's part ("agent:main:subagent:…")
+    if (text[p] == ":" and not _IDENTIFIER.search(name["name"])
+            and _KEY_START.match(text[max(0, name.start() - 40):name.start()][::-1]) is None):
+        return None  # "word: value" mid-sentence is prose ("No such container: …"), not a key
     value = m["value"]
-    if not _looks_random(value) or _wordy(value) or _entropy(value) < MIN_ENTROPY:
+    if (not _looks_random(value) or _HEX_ID.fullmatch(value) and "-" in value or _wordy(value)
+            or _entropy(value) < MIN_ENTROPY):
         return None
     counts["random_assignment"] += 1
     return m.start("value"), m.end("value"), _mark("random_assignment")
 
 
 def _wordy(value: str) -> bool:
-    """Most of it is words (letters in runs of four or more, cut at separators and case)."""
-    parts = [w for part in re.split(r"[-/_.+=]", value) for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", part)]
-    words = [w for w in parts if _WORD_PART.fullmatch(w)]
-    return len(words) >= 2 and sum(map(len, words)) * 2 >= len(value)
+    """Made of words or an identifier's pieces ("paraphrase-multilingual-MiniLM-L12-v2",
+    "BtnSave_Tab1_Click", "menu_sale_order_report2"), or a path: most of it in runs of
+    lower-case letters (a capital may open one). A random key has its letters scattered."""
+    if value.startswith(("/", "~")) or value.endswith("/"):
+        return True
+    return sum(map(len, _WORD_RUN.findall(value))) >= WORDY_SHARE * len(value)
 
 
 def _entropy(value: str) -> float:
