@@ -6,7 +6,8 @@ Each rejection or repair is counted under its reason (``dropped_schema``, ``drop
 ``dropped_meta``, ``dropped_refusal``, ``dropped_chitchat``, ``dropped_role_prefix``,
 ``dropped_copies_turn``, ``dropped_hedge``, ``dropped_question``, ``dropped_language``,
 ``dropped_keyword_fragments``, ``dropped_evidence_reused``, ``scope_coerced``,
-``secrets_redacted``). Scope is decided here, by code: the provider may only say "global";
+``secrets_redacted``; and :func:`distill.trust.vet`'s ``refused_not_owner``, ``scope_not_owner``,
+``refused_dangerous``, ``refused_injection``, ``flagged_dangerous``). Scope is decided here, by code: the provider may only say "global";
 anything else, including a scope a transcript asked for, becomes "agent".
 
 What a careful reader rejects, and why each rule looks the way it does:
