@@ -28,7 +28,6 @@ but the owner; :func:`vet` and :func:`flag_draft` apply both.
 from __future__ import annotations
 
 import functools
-import logging
 import os
 from collections import Counter
 from pathlib import Path
@@ -40,7 +39,11 @@ if TYPE_CHECKING:
     from .config import Settings
     from .store.models import MemoryDraft
 
-log = logging.getLogger("distill")
+
+def _warn(message: str) -> None:
+    import logging  # here: logging's import costs more than a no-op run's reading
+
+    logging.getLogger("distill").warning("%s", message)
 
 # the Control UI's own sender id (the owner at the gateway's web page, authenticated by its token)
 _CONTROL_UI = "openclaw-control-ui"
@@ -140,9 +143,9 @@ def _owners(path: str, stamps: tuple[int, ...], extra: tuple[str, ...]) -> Owner
         data, bad = _read_config(store)
         trusted.update(_ids(_list(data.get("allowFrom"))))
         if bad:
-            log.warning("%s", bad)
+            _warn(bad)
     if problem:
-        log.warning("%s", problem)
+        _warn(problem)
     return Owners(frozenset(trusted), frozenset(open_dm), problem)
 
 
