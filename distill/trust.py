@@ -230,7 +230,8 @@ def flag_draft(draft: MemoryDraft, counts: Counter) -> MemoryDraft:
     if hidden:
         counts["invisible_removed"] += hidden
     metadata = _visible_metadata(draft.metadata, counts)
-    kinds = [k for k in assess(text) if k != "injection"]
+    # the body only: the keywords line names a command without the "never" before it
+    kinds = [k for k in assess(text.split("\nKeywords (zh)")[0]) if k != "injection"]
     if kinds:
         text = marked(text, kinds)
         metadata = {**metadata, "caution": kinds}

@@ -325,3 +325,18 @@ def test_import_refuses_injection_phrasing_and_marks_a_dangerous_entry(tmp_path)
     assert out["added"] == 1 and out["invalid"] == 1 and "prompt injection" in out["errors"][0]
     marked = [r for r in stored(s) if "rm -rf /var/cache/app" in r.text]
     assert marked[0].text.startswith(MARKER) and marked[0].metadata["caution"] == ["destructive"]
+
+
+def test_routine_fixes_and_forbidding_a_command_are_not_dangerous(tmp_path):
+    write_session(tmp_path, "main", "s1", [
+        ("user", "npm test fails on the CI box again."),
+        ("toolResult", "npm ERR! code EINTEGRITY sha512 integrity checksum failed for lodash"),
+        ("assistant", "Fixed by running `rm -rf node_modules && npm install`; the EINTEGRITY error came from a corrupt cache."),
+        ("user", "Never run `git push --force` on the release branch, it breaks the mirrors."),
+    ])
+    s = settings(tmp_path)
+    run_rules(s)
+    rows = texts(s)
+    assert any(t.startswith("Pitfall:") and "rm -rf node_modules" in t for t in rows), rows
+    assert any("Never run `git push --force`" in t for t in rows), rows
+    assert not [t for t in rows if MARKER in t]

@@ -4,7 +4,8 @@ Every agent recalls the shared table and some can run shell commands, so a memor
 instruction with the owner's authority. :func:`assess` names what a text would make an agent
 do that cannot be undone or that hands the machine to someone else:
 
-- ``destructive``: delete or overwrite (``rm -rf``, ``git push --force``, ``git reset --hard``,
+- ``destructive``: delete or overwrite (``rm -rf`` but of a project's build output such as
+  ``node_modules`` or ``.venv``, ``git push --force``, ``git reset --hard``,
   ``chmod -R 777``, ``mkfs``, ``dd of=/dev/…``, ``DROP TABLE``, ``terraform destroy``, 删除 …);
 - ``remote_code``: fetch code and run it (``curl … | sh``, ``bash <(curl …)``, ``iex (iwr …)``);
 - ``exfiltration``: send keys or secret files somewhere (``~/.ssh/id_rsa``, ``.env``,
@@ -36,8 +37,14 @@ _LABELS = {"destructive": "deletes or overwrites", "remote_code": "runs download
            "exfiltration": "sends secrets out", "disable_checks": "disables checks"}
 
 _I = re.IGNORECASE
+# build output a project makes again (``rm -rf node_modules`` is a routine fix, not a loss)
+_REBUILT = (r"(?:\./)?(?:node_modules|\.?venv|build|dist|target|out|coverage|__pycache__|\.pytest_cache|"
+            r"\.mypy_cache|\.ruff_cache|\.next|\.nuxt|\.turbo|\.parcel-cache|\.gradle|\.tox|\.eggs|[\w.-]+\.egg-info|"
+            r"package-lock\.json|yarn\.lock|pnpm-lock\.yaml)/?")
+_AFTER = r"(?:\s*(?:[`'\";&|)]|$)|[.,]?\s+(?:and|then|before|after|to|so|again)\b|[.,](?:\s|$))"
 _DESTRUCTIVE = re.compile(
-    r"\brm\s+(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)\b|\brm\s+-[a-zA-Z]*f[a-zA-Z]*\s+[~/*$]|"
+    r"\brm\s+(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)\b(?!(?:\s+" + _REBUILT + r")+" + _AFTER + r")|"
+    r"\brm\s+-[a-zA-Z]*f[a-zA-Z]*\s+[~/*$]|"
     r"\brmdir\s+/s\b|\bdel\s+/[sfq]\b|\bRemove-Item\b[^\n]{0,80}-Recurse|"
     r"\bgit\s+push\b[^\n]{0,80}?(?:--force\b|\s-f\b|\s\+\w)|\bgit\s+reset\s+--hard\b|\bgit\s+clean\s+-[a-z]*f|"
     r"\bgit\s+branch\s+-D\b|\bgit\s+filter-branch\b|"
