@@ -145,6 +145,11 @@ class Settings(Record):
     distiller_agent_id: str = core.DEFAULT_DISTILLER
     allowed_agent_ids: str = ""  # also OPENCLAW_JSONL_DISTILL_ALLOWED_AGENT_IDS; comma-separated, ""/"*"/"all" = every agent
 
+    # --- who the owner is (distill.trust): OpenClaw's config (default <agents_dir>/../openclaw.json)
+    # and more sender ids whose chat messages are the owner's (e.g. "telegram:123", "ou_x")
+    openclaw_config: str | None = None
+    trusted_senders: list[str] = []
+
     # --- reading transcripts
     max_line_bytes: int = 8 * 1024 * 1024
     max_turn_chars: int = 6000

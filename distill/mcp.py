@@ -218,6 +218,7 @@ def text_problem(text: str) -> str | None:
     """Why a memory text handed to ``remember`` is refused, or None: the distiller's own bounds
     and junk rules (``distill.distiller.validate``), applied to text with no transcript behind it."""
     from .distiller.validate import MAX_TEXT, MIN_TEXT, junk_reason
+    from .trust import refusal
 
     body = text.split("\nKeywords (zh)")[0].strip()
     if len(body) < MIN_TEXT:
@@ -227,7 +228,7 @@ def text_problem(text: str) -> str | None:
     junk = junk_reason(body)
     if junk:
         return f"looks like {junk}, not a durable fact"
-    return None
+    return refusal(body)
 
 
 def duplicate_decision(store: "MemoryStore | None", text: str, scope: str):

@@ -53,7 +53,9 @@ def _plural(n: int, word: str) -> str:
 @renders("RunSummary")
 def summary_line(s) -> str:
     """The one line every run ends with (and the worker logs)."""
-    dropped = "".join(f", {n} {why}" for why, n in s.dropped().items() if n)
+    from ..trust import summary_note
+
+    dropped = "".join(f", {n} {why}" for why, n in s.dropped().items() if n) + summary_note(s.counters)
     return (
         f"{s.action}: {s.files} files, {s.bytes} bytes, {s.turns} turns, "
         f"{s.memories_added} memories added, {s.memories_duplicate} skipped as duplicate{dropped}, "

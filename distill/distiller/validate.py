@@ -8,7 +8,9 @@ Each rejection or repair is counted under its reason (``dropped_schema``, ``drop
 ``dropped_keyword_fragments``, ``dropped_evidence_reused``, ``dropped_harness_error``,
 ``dropped_not_an_error``, ``dropped_not_a_fix``, ``dropped_pasted``,
 ``dropped_complaint``, ``dropped_personal``, ``scope_coerced``,
-``secrets_redacted``). Scope is decided here, by code: the provider may only say "global";
+``secrets_redacted``; and :func:`distill.trust.vet`'s ``refused_not_owner``, ``scope_not_owner``,
+``refused_dangerous``, ``refused_injection``, ``flagged_dangerous``). Scope is decided here, by code:
+the provider may only say "global";
 anything else, including a scope a transcript asked for, becomes "agent".
 
 What a careful reader rejects, and why each rule looks the way it does:
@@ -32,6 +34,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..text.redact import redact
+from ..trust import vet
 from . import shapes
 from .chunking import Chunk
 from .schema import MAX_KEYWORD, MAX_KEYWORDS, MAX_TEXT, Candidate, CandidateOut
@@ -130,12 +133,14 @@ def validate_candidate(raw: Any, chunk: Chunk, counters: Counter, *, written: bo
         return None
 
     evidence: list[str] = []
+    said = []
     for tid in cand.evidence:
         msg = chunk.message_for(str(tid))
         if msg is None:
             counters["evidence_unknown"] += 1
         elif msg.id not in evidence:
             evidence.append(msg.id)
+            said.append(msg)
     if not evidence:
         counters["dropped_no_evidence"] += 1
         return None
@@ -147,6 +152,10 @@ def validate_candidate(raw: Any, chunk: Chunk, counters: Counter, *, written: bo
         counters["dropped_keyword_fragments"] += 1
         return None
     keywords = _keyword_set(cand, entities, invented, counters)
+    vetted = vet(text, cand.category, "global" if scope == "global" else "agent", said, counters)
+    if vetted is None:  # who said it may not make it a rule, or it is dangerous (distill.trust)
+        return None
+    text, scope = vetted
     return Candidate(
         text=text,
         kind=cand.category,

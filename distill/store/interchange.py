@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import SchemaMismatch
+from ..trust import refusal
 from .models import CATEGORIES, ImportReport, MemoryDraft, check_scope
 from .provenance import parse
 from .search import ROW_COLUMNS, where_clause
@@ -105,6 +106,9 @@ def _entry(item: Any, scope: str | None) -> ImportEntry:
     text = item.get("text")
     if not isinstance(text, str) or len(text.strip()) < 2:
         raise ValueError("no text")
+    refused = refusal(text)  # injection phrasing never becomes a memory (distill.trust)
+    if refused:
+        raise ValueError(refused)
     category = item.get("category") if item.get("category") in CATEGORIES else "other"
     try:
         importance = min(1.0, max(0.0, float(item.get("importance"))))
