@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import ConfigError
-from ..text.keywords import concept_share, query_concepts
+from ..text.keywords import concept_share, is_chinese, query_concepts
 from .models import CATEGORIES, MemoryHit, check_scope
 from .provenance import parse
 from .table import as_ms
@@ -41,6 +41,10 @@ COS_LOW, COS_HIGH = 0.80, 0.93  # local e5: unrelated ≈ 0.77-0.83, a clear mat
 MARGIN_SPAN = 0.06  # a match stands this far above the mean of the query's candidates → full marks
 W_MEANING, W_MARGIN, W_WORDS = 0.45, 0.30, 0.25
 EXACT_SCORE = 0.95
+# a question in the other language than the memory: e5 puts a match lower (≈ 0.80-0.87 against
+# 0.85-0.93), and the dictionary's shared concepts carry more of the evidence
+COS_LOW_X, COS_HIGH_X = 0.78, 0.88
+W_X_MEANING, W_X_MARGIN, W_X_WORDS = 0.35, 0.25, 0.40
 
 
 def where_clause(scope: str | list[str] | None = None, category: str | None = None,
@@ -213,12 +217,17 @@ def relevance(query: str, texts: list[str], cosines: np.ndarray, *, baseline: fl
     terms, entities = query_terms(query)
     whole = _fold(" ".join(query.split()))
     base = baseline if baseline is not None else COS_LOW
+    query_zh = is_chinese(query)
     out = []
     for text, cos in zip(texts, cosines):
-        meaning = min(max((float(cos) - COS_LOW) / (COS_HIGH - COS_LOW), 0.0), 1.0)
         margin = min(max((float(cos) - base) / MARGIN_SPAN, 0.0), 1.0)
-        words = max(word_overlap(terms, text), concept_share(concepts, text) if concepts else 0.0)
-        score = W_MEANING * meaning + W_MARGIN * margin + W_WORDS * words
+        shared = concept_share(concepts, text) if concepts else 0.0
+        if concepts and is_chinese(text) != query_zh:
+            meaning = min(max((float(cos) - COS_LOW_X) / (COS_HIGH_X - COS_LOW_X), 0.0), 1.0)
+            score = W_X_MEANING * meaning + W_X_MARGIN * margin + W_X_WORDS * shared
+        else:
+            meaning = min(max((float(cos) - COS_LOW) / (COS_HIGH - COS_LOW), 0.0), 1.0)
+            score = W_MEANING * meaning + W_MARGIN * margin + W_WORDS * max(word_overlap(terms, text), shared)
         folded = _fold(text)
         if (entities and all(e in folded for e in entities)) or (len(whole) >= 6 and whole in folded):
             score = max(score, EXACT_SCORE) + 0.04 * meaning  # exact first; among several, by meaning

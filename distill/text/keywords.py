@@ -43,7 +43,7 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _LINE = re.compile(r"\n[ \t]*Keywords[ \t]*\((zh|en)\)[ \t]*[:：]([^\n]*)", re.IGNORECASE)
 _EN_WORD = re.compile(r"[A-Za-z][a-z]{2,}")
 _TOKEN = re.compile(r"[\w./:-]*[\w]")  # an identifier (reply.raw.write, login-container) is one token
-MAX_ZH, MAX_EN, MAX_LINE = 6, 5, 8
+MAX_ZH, MAX_EN, MAX_LINE = 6, 8, 8
 
 # software and office phrases a dictionary renders badly or not at all; first match wins a place
 _PHRASES: list[tuple[str, str]] = [
@@ -97,17 +97,18 @@ def zh_keywords(text: str, limit: int = 3) -> list[str]:
     a Chinese text's own words. Generic words are left out (see :func:`with_keywords`)."""
     body = _body(text)
     words = [zh for rx, zh in _PHRASE_RES if rx.search(body)]
-    words += _own_words(body) if _is_chinese(body) else [z for w in _content_words(body) for z in _to_zh(w)[:1]]
+    words += _own_words(body) if is_chinese(body) else [z for w in _content_words(body) for z in _to_zh(w)[:1]]
     return _specific(words, limit)
 
 
 def en_keywords(text: str, limit: int = MAX_EN) -> list[str]:
-    """English words for a Chinese text: each dictionary word's first gloss that means something."""
-    out = []
+    """English words for a Chinese text: each dictionary word's first two glosses (software and
+    office words from :data:`_EN_JARGON` first), in the text's order."""
+    out: list[str] = []
     for word in _own_words(_body(text)):
-        gloss = _first_gloss(word)
-        if gloss and gloss.casefold() not in (o.casefold() for o in out):
-            out.append(gloss)
+        for gloss in _en_glosses(word)[:2]:
+            if gloss.casefold() not in (o.casefold() for o in out):
+                out.append(gloss)
     return out[:limit]
 
 
@@ -129,7 +130,7 @@ def with_keywords(text: str) -> str:
     specific = list(dict.fromkeys([*(w for w in zh_given if is_specific(w)), *found]))
     zh = specific or zh_given or ["经验"]
     zh_line = list(dict.fromkeys([*entities[:3], *zh]))[:MAX_LINE]
-    en = list(dict.fromkeys([*lines.get("en", []), *en_keywords(body)]))[:MAX_EN] if _is_chinese(body) else []
+    en = list(dict.fromkeys([*lines.get("en", []), *en_keywords(body)]))[:MAX_EN] if is_chinese(body) else []
     return body + ("\nKeywords (en): " + "; ".join(en) if en else "") + "\nKeywords (zh): " + "; ".join(zh_line)
 
 
@@ -159,11 +160,11 @@ def query_concepts(query: str) -> list[list[str]]:
     for run in _CJK.findall(query):
         for word in glossary.segment(run):
             if len(word) >= 2 and word not in GENERIC and word not in _ZH_STOP:
-                out.append([word, *_glosses(word)[:4]])
+                out.append([word, *_en_glosses(word)[:4]])
     latin = _CJK.sub(" ", query)
     if latin.strip():
         out += [[zh] for rx, zh in _PHRASE_RES if rx.search(latin)]
-        out += [[w, *_to_zh(w)[:2]] for w in _content_words(latin) if len(w) > 2]
+        out += [[w, *_to_zh(w)[:3]] for w in _content_words(latin, names=True) if len(w) > 2]
     return out
 
 
@@ -189,7 +190,8 @@ def _body(text: str) -> str:
     return (text[: m.start()] if m else text).strip()
 
 
-def _is_chinese(text: str) -> bool:
+def is_chinese(text: str) -> bool:
+    """Is ``text`` (its body) written mainly in Chinese?"""
     cjk = sum(len(r) for r in _CJK.findall(text))
     return cjk >= 4 and cjk * 2 >= len(_EN_WORD.findall(text))
 
@@ -212,9 +214,10 @@ def _own_words(text: str) -> list[str]:
     return [w for w in glossary.words(_CJK.findall(text)) if len(w) >= 2 and w not in _ZH_STOP and w not in GENERIC]
 
 
-def _content_words(text: str) -> list[str]:
+def _content_words(text: str, names: bool = False) -> list[str]:
     """Lower-case English words that mean something; a capitalised word inside a sentence is
-    a name (Windows, Node, March) that a dictionary would mistranslate."""
+    a name (Windows, Node, March) that a dictionary would mistranslate: kept, untranslated,
+    only with ``names`` (a query's name is something the memory must hold)."""
     out = []
     for m in _TOKEN.finditer(text):
         w = m.group(0)
@@ -222,6 +225,8 @@ def _content_words(text: str) -> list[str]:
             continue
         start = text[:m.start()].rstrip()
         if w[0].isupper() and start and start[-1] not in ".:!?":
+            if names:
+                out.append(w.lower())
             continue
         if w.lower() not in _EN_STOP:
             out.append(w.lower())
@@ -241,15 +246,22 @@ def _clean_glosses(word: str) -> list[str]:
     return out
 
 
-def _glosses(word: str) -> list[str]:
-    return list(dict.fromkeys(_clean_glosses(word)))
+# what these words mean at work, where the dictionary lists an older sense first
+_EN_JARGON = {
+    "重启": "restart", "进程": "process", "文档": "documentation/document", "客服": "customer support",
+    "按钮": "button", "周报": "weekly report", "日报": "daily report", "遮罩": "overlay/mask",
+    "定时任务": "scheduled job/cron job", "任务": "task/job", "跟踪": "track", "工单": "ticket",
+    "报销": "reimbursement/expense", "发票": "invoice", "乱码": "garbled text", "压测": "load test",
+    "预发": "staging", "评审": "review", "主干": "main branch/trunk", "变基": "rebase", "值班": "on-call",
+    "告警": "alert", "镜像源": "mirror", "框架": "framework", "组件": "component", "网站": "website/site",
+    "返回": "return", "内存": "memory", "限制": "limit", "编码": "encoding", "导出": "export",
+}
 
 
-def _first_gloss(word: str) -> str | None:
-    for g in _clean_glosses(word):
-        if g.lower() not in _EN_STOP and len(g) > 2:
-            return g
-    return None
+def _en_glosses(word: str) -> list[str]:
+    jargon = _EN_JARGON.get(word, "").split("/") if word in _EN_JARGON else []
+    return [g for g in dict.fromkeys([*jargon, *_clean_glosses(word)])
+            if g and g.lower() not in _EN_STOP and len(g) > 2 and len(g.split()) <= 2]
 
 
 def _to_zh(word: str) -> list[str]:
