@@ -124,13 +124,16 @@ def fts_search(table, text: str, where: str | None, limit: int) -> list[MemoryHi
 
 
 def hybrid_search(table, query: str, qvec: np.ndarray, where: str | None, limit: int, *,
-                  floor: float | None = RELEVANCE_FLOOR, pool=None) -> list[MemoryHit]:
-    """Candidates from both searches, ranked by :func:`relevance`; those under ``floor`` dropped."""
+                  floor: float | None = RELEVANCE_FLOOR, pool=None,
+                  concepts: list[list[str]] | None = None) -> list[MemoryHit]:
+    """Candidates from both searches, ranked by :func:`relevance`; those under ``floor`` dropped.
+    ``concepts``: the query's words in both languages (``keywords.query_concepts``), if the
+    caller worked them out already."""
     from .fts import search_rows as lexical_rows  # fts builds on this module
 
     depth = max(limit * 3, 20)
     cols = ROW_COLUMNS + ["vector"]
-    concepts = query_concepts(query)
+    concepts = query_concepts(query) if concepts is None else concepts
     wide = " ".join([query, *(w for group in concepts for w in group[1:])])  # both languages' words
     fts = pool.submit(lexical_rows, table, wide, where, depth, cols) if pool else None
     vec_rows = _vector_rows(table, qvec, where, depth, cols)
