@@ -140,19 +140,20 @@ def _hook(probe: Probe, env: dict[str, str]) -> tuple[bool, str]:
 def _mcp(probe: Probe, env: dict[str, str]) -> tuple[bool, str]:
     proc = subprocess.Popen(probe.argv or [], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    assert proc.stdin and proc.stdout
+    stdin, stdout = proc.stdin, proc.stdout
+    assert stdin is not None and stdout is not None
     deadline = time.monotonic() + MCP_TIMEOUT
     try:
         def send(msg: dict[str, Any]) -> None:
-            proc.stdin.write(json.dumps(msg) + "\n")  # type: ignore[union-attr]
-            proc.stdin.flush()  # type: ignore[union-attr]
+            stdin.write(json.dumps(msg) + "\n")
+            stdin.flush()
 
         def answer(want: int) -> dict[str, Any] | None:
             while time.monotonic() < deadline:
-                ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+                ready, _, _ = select.select([stdout], [], [], max(0.0, deadline - time.monotonic()))
                 if not ready:
                     break
-                line = proc.stdout.readline()  # type: ignore[union-attr]
+                line = stdout.readline()
                 if not line:
                     return None
                 try:
