@@ -104,7 +104,8 @@ class Watcher:
         if self.sources:
             self._observers.append(self._start(PollingObserver(timeout=SOURCE_POLL_SECONDS), inbox=False,
                                                sources=True))
-        self.mode = f"polling ({why}; inbox every {POLL_SECONDS:g} s, session roots every {SOURCE_POLL_SECONDS:g} s)"
+        self.mode = f"polling ({why}): inbox every {POLL_SECONDS:g} s" + (
+            f", session roots every {SOURCE_POLL_SECONDS:g} s" if self.sources else "")
         return self.mode
 
     def _start(self, observer, *, inbox: bool, sources: bool):

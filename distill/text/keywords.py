@@ -102,14 +102,32 @@ def zh_keywords(text: str, limit: int = 3) -> list[str]:
 
 
 def en_keywords(text: str, limit: int = MAX_EN) -> list[str]:
-    """English words for a Chinese text: each dictionary word's first two glosses (software and
-    office words from :data:`_EN_JARGON` first), in the text's order."""
+    """English words for a Chinese text: each dictionary word's first gloss (software and office
+    words from :data:`_EN_JARGON` first), in the text's order; then second glosses, if room."""
+    glosses = [_en_glosses(word) for word in _own_words(_body(text))]
     out: list[str] = []
-    for word in _own_words(_body(text)):
-        for gloss in _en_glosses(word)[:2]:
-            if gloss.casefold() not in (o.casefold() for o in out):
-                out.append(gloss)
+    for rank in (0, 1):
+        for g in glosses:
+            if len(g) > rank and g[rank].casefold() not in (o.casefold() for o in out):
+                out.append(g[rank])
     return out[:limit]
+
+
+def grounded(word: str, body: str) -> bool:
+    """Does the Chinese keyword ``word`` say something ``body`` says? It is in the text, or one
+    of its dictionary words is glossed by one of the text's English words (stems: 部署 meets
+    "deployed"), or the phrase table or dictionary draws it from the text. A model's keyword
+    that meets none of these names something the memory does not (it is dropped)."""
+    if word in body or word in zh_keywords(body, limit=MAX_LINE):
+        return True
+    folded = body.casefold()
+    stems = _stems(folded)
+    for part in glossary.words(_CJK.findall(word)):
+        if len(part) >= 2 and part in body:
+            return True
+        if any(_holds(gloss, folded, stems) for gloss in [*_en_glosses(part), *_clean_glosses(part)]):
+            return True
+    return False
 
 
 def is_specific(word: str) -> bool:
@@ -127,7 +145,7 @@ def with_keywords(text: str) -> str:
     entities = [w for w in given if not _CJK.search(w)]
     zh_given = [w for w in given if _CJK.search(w)]
     found = zh_keywords(body, limit=MAX_ZH)
-    specific = list(dict.fromkeys([*(w for w in zh_given if is_specific(w)), *found]))
+    specific = list(dict.fromkeys([*(w for w in zh_given if is_specific(w) and grounded(w, body)), *found]))
     zh = specific or zh_given or ["经验"]
     zh_line = list(dict.fromkeys([*entities[:3], *zh]))[:MAX_LINE]
     en = list(dict.fromkeys([*lines.get("en", []), *en_keywords(body)]))[:MAX_EN] if is_chinese(body) else []
@@ -163,7 +181,7 @@ def query_concepts(query: str) -> list[list[str]]:
                 out.append([word, *_en_glosses(word)[:4]])
     latin = _CJK.sub(" ", query)
     if latin.strip():
-        out += [[zh] for rx, zh in _PHRASE_RES if rx.search(latin)]
+        out += [[m.group(0).casefold(), zh] for rx, zh in _PHRASE_RES if (m := rx.search(latin))]
         out += [[w, *_to_zh(w)[:3]] for w in _content_words(latin, names=True) if len(w) > 2]
     return out
 
@@ -173,8 +191,14 @@ def concept_share(concepts: list[list[str]], text: str) -> float:
     if not concepts:
         return 0.0
     folded = text.casefold()
-    stems = {w[:5] for w in re.findall(r"[a-z]{3,}", folded)}
+    stems = _stems(folded)
     return sum(any(_holds(form, folded, stems) for form in group) for group in concepts) / len(concepts)
+
+
+def _stems(folded: str) -> set[str]:
+    """The first 3, 4 and 5 letters of each English word: a gloss word meets the text when its
+    own first five letters (or all of a shorter one) are one of them (fail meets failed)."""
+    return {w[:n] for w in re.findall(r"[a-z]{3,}", folded) for n in (3, 4, 5)}
 
 
 def _holds(form: str, folded: str, stems: set[str]) -> bool:

@@ -3,8 +3,8 @@
     python tests/bench/keywords_real.py [--qstate /work/qstate] [--keep DIR]
 
 Copies each example state directory under ``--qstate`` to a temporary folder (no memory, no
-cursor, no batches: a fresh start), runs ``distill backfill`` there with the built-in rules
-distiller, exports what was stored, and counts the memories whose ``Keywords (zh)`` line has
+cursor, no batches: a fresh start), runs ``distill run`` then ``distill backfill`` there with the
+built-in rules distiller, exports what was stored, and counts the memories whose ``Keywords (zh)`` line has
 at least one Chinese phrase outside :data:`distill.text.keywords.GENERIC`. Prints the share per
 tree and overall, and the generic list it judged by. Prints counts only: the trees are
 people's backups, and none of their text is copied anywhere.
@@ -53,7 +53,9 @@ def main() -> int:
             state = work / src.name
             shutil.rmtree(state, ignore_errors=True)
             shutil.copytree(src, state, ignore=shutil.ignore_patterns("memory", "cursor*", "batches", "backfill*"))
-            ran = distill(state, "backfill")
+            ran = distill(state, "run")  # a first run sets the cursor at the files' ends ...
+            if ran.returncode == 0:
+                ran = distill(state, "backfill")  # ... and backfill distills everything before it
             if ran.returncode != 0:
                 print(f"{src.name}: backfill failed: {ran.stderr.strip()[-300:]}")
                 continue
