@@ -3,7 +3,7 @@
     python tests/bench/keywords_real.py [--qstate /work/qstate] [--keep DIR]
 
 Copies each example state directory under ``--qstate`` to a temporary folder (no memory, no
-cursor, no batches: a fresh start), runs ``distill run`` then ``distill backfill`` there with the
+cursor, no batches: a fresh start), runs ``distill run --distill`` (then ``backfill``) there with the
 built-in rules distiller, exports what was stored, and counts the memories whose ``Keywords (zh)`` line has
 at least one Chinese phrase outside :data:`distill.text.keywords.GENERIC`. Prints the share per
 tree and overall, and the generic list it judged by. Prints counts only: the trees are
@@ -53,9 +53,9 @@ def main() -> int:
             state = work / src.name
             shutil.rmtree(state, ignore_errors=True)
             shutil.copytree(src, state, ignore=shutil.ignore_patterns("memory", "cursor*", "batches", "backfill*"))
-            ran = distill(state, "run")  # a first run sets the cursor at the files' ends ...
+            ran = distill(state, "run", "--distill")  # no cursor yet: every file is new, read from byte 0
             if ran.returncode == 0:
-                ran = distill(state, "backfill")  # ... and backfill distills everything before it
+                ran = distill(state, "backfill")  # anything before a cursor (none here: a no-op)
             if ran.returncode != 0:
                 print(f"{src.name}: backfill failed: {ran.stderr.strip()[-300:]}")
                 continue
