@@ -185,8 +185,9 @@ class Memories:
     def remember(self, text: str | None = None, category: Category | None = None, importance: float = 0.7,
                  scope: Literal["agent", "global"] = "agent", content: str | None = None,
                  tags: list[str] | None = None, agent: str | None = None) -> RememberResult:
-        from .text.redact import redact
         from .store.models import MemoryDraft
+        from .text.keywords import keyword_draft
+        from .text.redact import redact
 
         text = _one_of(text, "text", content, "content", default=None)
         if text is None:
@@ -202,7 +203,8 @@ class Memories:
         metadata: dict[str, Any] = {"provenance": {"agent": writer, "via": "mcp"}, "kind": category}
         if tags:
             metadata["tags"] = tags
-        draft = MemoryDraft(text=clean, category=category, scope=target, importance=importance, metadata=metadata)
+        draft = keyword_draft(MemoryDraft(text=clean, category=category, scope=target, importance=importance,
+                                          metadata=metadata))
         with self._lock:
             outcome = self.store.add([draft])[0]
         answer = "added" if outcome.status == "added" else f"duplicate of {outcome.id}"
@@ -229,6 +231,7 @@ class Memories:
 
     def check_duplicate(self, text: str | None = None, scope: Literal["agent", "global"] = "agent",
                         content: str | None = None, threshold: float | None = None) -> DuplicateCheck:
+        from .text.keywords import with_keywords
         from .text.redact import redact
 
         text = _one_of(text, "text", content, "content", default="")
@@ -236,8 +239,8 @@ class Memories:
         clean, _ = redact(text.strip())
         if not clean:
             raise ToolFailure("text is empty")
-        with self._lock:
-            decision, nearest, reason = duplicate_decision(self.reader(), clean, target)
+        with self._lock:  # judged as remember would store it: with its keyword lines
+            decision, nearest, reason = duplicate_decision(self.reader(), with_keywords(clean), target)
         hit = _hit(nearest) if nearest else None
         duplicate = decision == "duplicate" or (threshold is not None and hit is not None and hit.score >= threshold)
         return DuplicateCheck(is_duplicate=duplicate, similar=[hit] if hit else [], decision=decision, scope=target,

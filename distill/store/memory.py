@@ -38,7 +38,7 @@ from .models import (
     StoreStats,
 )
 from .scrub import scrub_draft
-from ..text.keywords import keyword_draft, query_concepts
+from ..text.keywords import query_concepts
 from . import fts
 from .search import RELEVANCE_FLOOR, ROW_COLUMNS, hybrid_search, vector_search, where_clause
 
@@ -155,7 +155,7 @@ class MemoryStore:
         ``Verdict(decision, id, reason)`` — the row it duplicates, or the nearest row it was
         compared with and what kept them apart (see ``dedup.decide``). Like every check
         (``check``, a dry-run import) it takes no write lock (see :meth:`_refresh`)."""
-        draft = keyword_draft(scrub_draft(MemoryDraft(text=text, scope=scope), self.redacted))
+        draft = scrub_draft(MemoryDraft(text=text, scope=scope), self.redacted)
         vec = self._passages([draft.text])
         self._refresh()
         sidx = self.index.scope(draft.scope)
@@ -175,7 +175,7 @@ class MemoryStore:
              timestamps: list[int | None] | None = None, dry_run: bool = False) -> list[AddOutcome]:
         if not drafts:
             return []
-        drafts = [keyword_draft(scrub_draft(d, self.redacted)) for d in drafts]
+        drafts = [scrub_draft(d, self.redacted) for d in drafts]
         vecs = self._passages([d.text for d in drafts])
         if dry_run:  # decisions only: no lock, nothing written (see _refresh)
             self._refresh()

@@ -154,8 +154,9 @@ def with_keywords(text: str) -> str:
 
 def keyword_draft(draft: "MemoryDraft") -> "MemoryDraft":
     """The draft with its keyword lines made by :func:`with_keywords`, and the same words in
-    ``metadata.keywords_zh`` / ``keywords_en``: the one place every memory passes, however it
-    arrives (rules or LLM distiller, MCP ``remember``, ``memories import``)."""
+    ``metadata.keywords_zh`` / ``keywords_en``. Every way a memory arrives calls it: the
+    distillers (rules, LLM) in ``pipeline``, MCP ``remember``, ``memories import``
+    (``interchange``). The store itself writes what it is given."""
     text = with_keywords(draft.text)
     lines = {m.group(1).lower(): [w.strip() for w in m.group(2).split(";") if w.strip()] for m in _LINE.finditer(text)}
     metadata = {**draft.metadata, "keywords_zh": lines.get("zh", [])}
