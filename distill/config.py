@@ -202,7 +202,7 @@ class Settings(Record):
 
     # --- worker
     worker_quiet_seconds: float = 5.0
-    worker_watch_sources: bool = False
+    worker_watch_sources: bool = True  # the daemon watches session roots unasked; hooks mark ends sooner
     worker_max_attempts: int = 5
     worker_backoff_seconds: float = 30.0
     worker_done_retention_days: float = 7.0

@@ -197,6 +197,19 @@ def _hook_result(r) -> str:
     return "\n".join(lines)
 
 
+@renders("HooksDoctorReport")
+def _hooks_doctor(r) -> str:
+    if not r.outcomes:
+        return f"nothing installed for {', '.join(r.agents)}: run `distill hooks install AGENT` first"
+    lines = []
+    for o in r.outcomes:
+        lines.append(f"{'starts' if o.starts else 'FAILS '}  {o.agent} {o.kind:4}  {o.detail}  ({o.seconds:.1f} s)")
+        lines.append(f"        {o.where}: {o.command}")
+    bad = sum(not o.starts for o in r.outcomes)
+    lines.append("every entry starts" if not bad else f"{bad} of {len(r.outcomes)} entries do not start")
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------- memories
 def _day(ms: int) -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(ms / 1000))

@@ -250,13 +250,11 @@ def _contains_word(longer: str, word: str) -> bool:
 
 
 def zh_keywords(text: str, kind: str, limit: int = 3) -> list[str]:
-    """What this memory is about, in Chinese; the kind's name (踩坑, 规则, …) only when
-    nothing more specific is found (on every row it would tell nothing)."""
-    words: list[str] = []
-    for rx, zh in _LEXICON:
-        if len(words) < limit and rx.search(text) and not any(zh in w or w in zh for w in words):
-            words.append(zh)
-    return words or [_KIND_ZH[kind]]
+    """What this memory is about, in Chinese (:mod:`distill.text.keywords`); the kind's name
+    (踩坑, 规则, …) only when nothing more specific is found (on every row it would tell nothing)."""
+    from ..text.keywords import zh_keywords as subject_words
+
+    return subject_words(text, limit) or [_KIND_ZH[kind]]
 
 
 def sentences(text: str) -> list[str]:

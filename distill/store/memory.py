@@ -38,6 +38,7 @@ from .models import (
     StoreStats,
 )
 from .scrub import scrub_draft
+from ..text.keywords import query_concepts
 from . import fts
 from .search import RELEVANCE_FLOOR, ROW_COLUMNS, hybrid_search, vector_search, where_clause
 
@@ -312,12 +313,14 @@ class MemoryStore:
         limit = max(1, int(limit))
         if mode == "fts":
             return fts.search(self.table, query, where, limit)
+        concepts = _POOL.submit(query_concepts, query) if mode == "hybrid" else None  # the dictionary loads meanwhile
         qvec = self.embedder.query(query)
         if len(qvec) != self.dim:
             raise tbl.dim_mismatch(self.settings.table, self.dim, self.embedder.name, len(qvec))
-        if mode == "vector":
+        if concepts is None:
             return vector_search(self.table, qvec, where, limit)
-        return hybrid_search(self.table, query, qvec, where, limit, floor=floor, pool=_POOL)
+        return hybrid_search(self.table, query, qvec, where, limit, floor=floor, pool=_POOL,
+                             concepts=concepts.result())
 
     def list(self, *, scope: str | list[str] | None = None, category: str | None = None, since_ms: int | None = None,
              limit: int | None = 50) -> list[MemoryRow]:
