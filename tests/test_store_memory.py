@@ -156,7 +156,7 @@ def test_forget_by_prefix_refuses_short_and_ambiguous_prefixes(store):
     with pytest.raises(SchemaMismatch, match="matches 2"):
         store.forget("abcdef12")
     gone = store.forget("abcdef12-0000-4000-8000-000000000001")
-    assert gone.text == UV and store.count() == 1
+    assert gone.text.split("\nKeywords")[0] == UV.split("\nKeywords")[0] and store.count() == 1  # import adds keywords
     # forgotten means forgotten: the same text is new again
     assert store.add([draft(UV)])[0].status == "added"
 
