@@ -148,7 +148,7 @@ class Memories:
         return ["global", f"agent:{self.agent}"] if self.agent else None
 
     def recall(self, query: str, limit: int = 5, scope: str | None = None,
-               category: Category | None = None) -> RecallResult:
+               category: Category | None = None, include_history: bool = False) -> RecallResult:
         query = query.strip()
         if not query:
             raise ToolFailure("query is empty: pass the words to look for")
@@ -156,14 +156,15 @@ class Memories:
         with self._lock:
             store = self.reader()
             hits = [] if store is None else store.search(query, scope=scopes, category=category,
-                                                         limit=max(1, min(limit, 50)))
+                                                         limit=max(1, min(limit, 50)),
+                                                         include_history=include_history, count_use=True)
         where = "every scope" if scopes is None else (scopes if isinstance(scopes, str) else " + ".join(scopes))
         note = (f"{len(hits)} relevant {'memory' if len(hits) == 1 else 'memories'} in {where}" if hits
                 else self._nothing_stored() if store is None else f"nothing relevant to {query!r} in {where}")
         return RecallResult(query=query, hits=[_hit(h) for h in hits], note=note)
 
     def remember(self, text: str, category: Category, importance: float = 0.7,
-                 scope: Literal["agent", "global"] = "agent") -> RememberResult:
+                 scope: Literal["agent", "global"] = "agent", replaces: str | None = None) -> RememberResult:
         from .text.redact import redact
         from .store.models import MemoryDraft
 
@@ -176,13 +177,15 @@ class Memories:
                             metadata={"provenance": {"agent": self.agent or "mcp", "via": "mcp"},
                                       "kind": category})
         with self._lock:
-            outcome = self.store.add([draft])[0]
+            outcome = self.store.add([draft], replaces=replaces.strip() if replaces else None)[0]
         answer = "added" if outcome.status == "added" else f"duplicate of {outcome.id}"
+        if outcome.relation:
+            answer += f", {outcome.relation} {outcome.related}"
         return RememberResult(status=outcome.status, answer=answer, id=outcome.id, scope=target,
                               redacted=sorted(found))
 
     def list_facts(self, scope: str | None = None, category: Category | None = None, since: str | None = None,
-                   limit: int = 20) -> FactList:
+                   limit: int = 20, include_history: bool = False) -> FactList:
         from .store.search import parse_since
 
         try:
@@ -193,7 +196,8 @@ class Memories:
         with self._lock:
             store = self.reader()
             rows = [] if store is None else store.list(scope=scopes, category=category, since_ms=since_ms,
-                                                       limit=max(1, min(limit, 200)))
+                                                       limit=max(1, min(limit, 200)),
+                                                       include_history=include_history)
         return FactList(count=len(rows), facts=[_memory(r) for r in rows])
 
     def check_duplicate(self, text: str, scope: Literal["agent", "global"] = "agent") -> DuplicateCheck:
@@ -310,7 +314,8 @@ def build_server(memories: Memories):
     tool(Memories.recall,
          "Search the shared long-term memory (hybrid: meaning + exact words, any language). Returns the most "
          "relevant memories with a 0-1 score and where each came from; nothing when nothing is relevant. "
-         "scope: 'global' or 'agent:<id>' (default: global + this agent); category narrows further.")
+         "scope: 'global' or 'agent:<id>' (default: global + this agent); category narrows further. "
+         "Superseded and archived memories are left out unless include_history.")
     tool(Memories.list_facts,
          "List stored memories, newest first. since: YYYY-MM-DD, an ISO time, or 7d / 12h / 30m ago.")
     tool(Memories.check_duplicate,
@@ -320,7 +325,8 @@ def build_server(memories: Memories):
         tool(Memories.remember,
              "Store one durable memory (a fact, decision, preference or pitfall, one self-contained statement). "
              "Secrets are redacted; duplicates are not stored twice (the answer says 'duplicate of <id>'). "
-             "scope='agent' keeps it for this agent, 'global' shares it with every agent.", writes=True)
+             "scope='agent' keeps it for this agent, 'global' shares it with every agent. replaces: the id of a "
+             "memory this one corrects (kept as history, no longer recalled).", writes=True)
         tool(Memories.forget, "Delete one memory by id (or an unambiguous prefix of at least 8 characters).",
              writes=True, destructive=True)
     return server
