@@ -251,6 +251,7 @@ class MemoryStore:
         intra = cosines(vecs, vecs)
         batch_md: dict[str, dict[str, Any]] = {}
         ties: list[tuple[str, str, Decision, int]] = []  # (new row id, old row id, decision, draft index)
+        replaced: set[str] = set()  # rows superseded by this call
         for i, d in enumerate(drafts):
             sidx = self.index.scope(d.scope)
             target, reason, decision = None, None, None
@@ -261,6 +262,8 @@ class MemoryStore:
                 when = timestamps[i] or now
 
                 def current(row_id: str, when: int = when) -> bool:
+                    if row_id in replaced:
+                        return False
                     if row_id in batch_md:
                         return True
                     row = rows_now.get(row_id)
@@ -270,6 +273,8 @@ class MemoryStore:
                                         judged or {}, replaces)
                 if decision.relation == "same":
                     target, reason = decision.id, decision.reason
+                elif decision.relation == "supersedes" and decision.id:
+                    replaced.add(decision.id)
             if target is not None:
                 outcomes.append(AddOutcome(status="duplicate", id=target, reason=reason))
                 if target in batch_md:
