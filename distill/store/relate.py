@@ -251,9 +251,14 @@ def _when(ms: int | None) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d")
 
 
+_KEYWORDS_LINE = re.compile(r"\n[ \t]*keywords[ \t]*\(zh\)[ \t]*[:：][^\n]*\s*\Z", re.I)
+
+
 def pair_prompt(new_text: str, old_text: str, *, old_ms: int | None = None, new_ms: int | None = None) -> str:
-    return (f"OLD (stored {_when(old_ms)}):\n{strip_keywords(old_text)}\n\n"
-            f"NEW (stated {_when(new_ms)}):\n{strip_keywords(new_text)}")
+    """The two texts as stored, without their search keywords line."""
+    def body(t: str) -> str:
+        return _KEYWORDS_LINE.sub("", t.strip()).strip()
+    return f"OLD (stored {_when(old_ms)}):\n{body(old_text)}\n\nNEW (stated {_when(new_ms)}):\n{body(new_text)}"
 
 
 class ModelJudge:
