@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 
 Relation = Literal["same", "supersedes", "contradicts", "distinct"]
 BAND_BELOW = 0.10  # the band starts this far under the dedup cosine floor (local: 0.82)
-CONTRADICTION_SHARE = 0.55  # share of their terms two contradicting texts have in common
+CONTRADICTION_SHARE = 0.5  # share of their terms two contradicting texts have in common
+UPDATE_SHARE = 0.4  # "from now on" + a changed value: the share of terms they must still have in common
 CONTRADICTION_SHARE_ZH = 0.65  # Chinese: share of their characters, in order
 LLM_PAIRS = 16  # model calls per write, at most
 
@@ -59,7 +60,8 @@ _EN_SPANS = [re.compile(p, re.I) for p in (
     rf"from\s+(?P<old>{_B}+?)\s+to\s+(?P<new>{_B}+)",
     rf"replac\w*\s+(?P<old>{_B}+?)\s+(?:with|by)\s+(?P<new>{_B}+)",
     rf"(?P<old>{_B}+?)\s+(?:is|are|was|were|has been|have been|got)\s+replaced\s+(?:with|by)\s+(?P<new>{_B}+)",
-    rf"(?:no longer|stop(?:ped)? using|moved off|switched off|away from)\s+(?P<old>{_B}+)",
+    rf"(?:no longer|stop(?:ped)? using|away from)\s+(?P<old>{_B}+)",
+    rf"(?:mov|switch|migrat)\w*\s+(?:{_B}+?\s+)?off\s+(?P<old>{_B}+?)(?:\s+(?:and\s+)?(?:on)?to\s+(?P<new>{_B}+))?$",
     rf"(?P<old>{_B}+?)\s+(?:is|are|was|were)\s+no longer\b",
     rf"(?:not|n't)\s+(?P<old>{_B}+?)\s+any ?more\b",
     rf"\bnow\s+(?:uses?|using|runs?(?: on)?|wants?|prefers?|bundles? with|goes to)\s+(?P<new>{_B}+)",
@@ -130,22 +132,52 @@ def update_reason(new_text: str, old_text: str) -> str | None:
     change = read_change(new_text)
     if not change.any:
         return None
+    ev = Evidence(new_text, old_text)
     old_terms = _terms(strip_keywords(old_text))
     replaced = set().union(*(_terms(s) for s in change.replaced)) if change.replaced else set()
     replacing = set().union(*(_terms(s) for s in change.replacing)) if change.replacing else set()
     named_old = replaced & old_terms
-    if change.replaced or change.replacing:
-        fresh = replacing - old_terms - replaced
-        if not change.replacing:  # "pip is no longer allowed": the new value is what the rest adds
-            fresh = _values(new_text) - _values(old_text)
+    said_before = _rejected(old_text) | set().union(set(), *(_terms(x) for x in read_change(old_text).replaced))
+    if named_old & said_before:
+        return None  # the stored row already rules out (or replaces) what this one replaces: a restatement
+    if change.replaced:
+        # what the new text puts in place of it: the part it names as the replacement, else all it adds
+        fresh = (replacing if change.replacing else _terms(strip_keywords(new_text))) - old_terms - replaced
+        if ev.cross:  # across languages only what is written in Latin script compares
+            fresh = {t for t in fresh if t.isascii()}
+        fresh -= _STOP
         if named_old and fresh:
             return f"replaces {', '.join(sorted(named_old)[:3])} with {', '.join(sorted(fresh)[:3])}"
-        if change.replaced:
-            return None
-    ev = Evidence(new_text, old_text)
-    if change.weak and ev.conflicts and _share(new_text, old_text) >= 0.4:
-        return f"now: {ev.conflicts[0]}"
+    share = _zh_share(new_text, old_text) if ev.zh else _share(new_text, old_text)
+    values = [c for c in ev.conflicts if _is_value_conflict(c)]
+    if (change.weak or change.replacing) and values and share >= UPDATE_SHARE:
+        return f"now: {values[0]}"
     return None
+
+
+_NEWS = re.compile(r"(?i)\b(?:from now on|going forward|from here on|henceforth|as of now|no longer|any ?more"
+                   r"|(?:switched|moved|migrated|changed)\s+(?:\w+\s+){0,3}?(?:from|off|to)\b"
+                   r"|(?:switch|move|migrate|change)s?\s+(?:\w+\s+){0,3}?(?:from|off)\b)"
+                   r"|不再|不要再|别再|从现在起|从现在开始|以后|今后|换成|换到|改用|改为|改成|迁移到|切换到")
+
+
+def says_change(text: str) -> bool:
+    """Does the text say that something changed ("from now on", "no longer", "switched to",
+    "不再", "以后")? A contrast alone ("uv, not pip", "而不是") states a rule, not a change."""
+    return bool(_NEWS.search(strip_keywords(text)))
+
+
+_STOP = frozenset("we our us i you they it its the a an this that there here now".split())
+_REJECTING = [re.compile(p, re.I) for p in (
+    rf"(?:\bnot\b|n't|\bnever\b|rather than|instead of|in place of)\s+(?P<old>{_B}+)",
+    rf"(?:而不是|不是|不用|不要|别用|不再)(?P<old>{_B}+)",
+)]
+
+
+def _rejected(text: str) -> set[str]:
+    """What a text itself rules out ("uv, not pip"; "而不是 black")."""
+    body = strip_keywords(text).replace("`", "")
+    return set().union(set(), *(_terms(m.group("old")) for p in _REJECTING for m in p.finditer(body)))
 
 
 def _values(text: str) -> set[str]:
@@ -166,6 +198,9 @@ def contradiction_reason(new_text: str, old_text: str) -> str | None:
     values = [c for c in ev.conflicts if _is_value_conflict(c)]
     if not values:
         return None
+    if len(swapped_slots(new_text, old_text)) >= 2 and not any(
+            c.startswith(("negation", "polar", "numbers")) for c in values):
+        return None  # two things differ, not one value of one thing
     share = _zh_share(new_text, old_text) if ev.zh else _share(new_text, old_text)
     if share < (CONTRADICTION_SHARE_ZH if ev.zh else CONTRADICTION_SHARE):
         return None
@@ -189,6 +224,27 @@ def _zh_share(a: str, b: str) -> float:
 
     strip = lambda t: re.sub(r"^\s*\S{1,12}?\s*[:：]\s*", "", strip_keywords(t))  # noqa: E731
     return SequenceMatcher(None, strip(a), strip(b), autojunk=False).ratio()
+
+
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+#/\-]*|[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+def swapped_slots(a: str, b: str) -> list[tuple[str, str]]:
+    """The words two texts of one template fill differently, when that is all that differs
+    (every difference one word for one word): "run the [frontend] tests with [vitest]" /
+    "run the [backend] tests with [pytest]". Empty when they differ in any other way."""
+    from difflib import SequenceMatcher
+
+    ta = [t.casefold() for t in _TOKEN.findall(strip_keywords(a))]
+    tb = [t.casefold() for t in _TOKEN.findall(strip_keywords(b))]
+    ops = [op for op in SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if not ops or any(op[0] != "replace" or op[2] - op[1] != 1 or op[4] - op[3] != 1 for op in ops):
+        return []
+    return [(ta[op[1]], tb[op[3]]) for op in ops if not {ta[op[1]], tb[op[3]]} <= _FUNCTION_WORDS]
+
+
+_FUNCTION_WORDS = frozenset("is was are were be been has have had with using use uses used by for of in on at to "
+                            "from the a an and or this that these those it its".split())
 
 
 def band_floor(thresholds: "DedupThresholds") -> float:
@@ -215,7 +271,16 @@ def relate(text: str, neighbours: list[Neighbour], thresholds: "DedupThresholds"
         if updates:
             return Decision("supersedes", n.id, updates, n.cosine)
     if verdict.duplicate:
-        return Decision("same", verdict.id, verdict.reason, verdict.cosine)
+        if verdict.id and current(verdict.id) and says_change(text) and not says_change(
+                next(n.text for n in neighbours if n.id == verdict.id)):
+            # it reads as the same fact but says it is new: keeping it as the current version
+            # loses nothing, dropping it could lose an update the rule could not read
+            return Decision("supersedes", verdict.id, f"restates it as a change ({verdict.reason})", verdict.cosine)
+        slots = swapped_slots(text, next(n.text for n in neighbours if n.id == verdict.id))
+        if len(slots) < 2:
+            return Decision("same", verdict.id, verdict.reason, verdict.cosine)
+        verdict = Verdict("distinct", verdict.id, "one template, " + ", ".join(f"{x} / {y}" for x, y in slots),
+                          verdict.cosine)
     for n in band:
         contradicts = contradiction_reason(text, n.text) if current(n.id) else None
         if contradicts:
