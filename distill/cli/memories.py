@@ -14,7 +14,6 @@ from pydantic import BaseModel
 
 from ..errors import ConfigError, DistillError
 from . import command
-from .render import lifecycle_lines, memory_full, memory_line, renders
 
 CATEGORY_CHOICES = ["preference", "fact", "decision", "entity", "other"]
 
@@ -327,26 +326,3 @@ def handle_migrate(settings, args):
 
     return migrate(settings)
 
-
-# ---------------------------------------------------------------- rendering of the lifecycle commands
-@renders("HistoryResult")
-def _history(r) -> str:
-    from ..store.models import MemoryRow
-
-    rows = [MemoryRow(**m).model_dump() for m in r.memories]
-    if len(rows) == 1:
-        return memory_full(rows[0]) + "\n  (no other version: nothing superseded, replaced or contradicts it)"
-    return "\n\n".join(memory_full(m) for m in rows)
-
-
-@renders("SupersedeResult")
-def _supersede(r) -> str:
-    return (f"superseded {memory_line(r.superseded)}\n"
-            f"        by {memory_line(r.by)}\n"
-            "the old one is kept as history: `distill memories restore ID` brings it back")
-
-
-@renders("RestoreResult")
-def _restore(r) -> str:
-    out = f"restored {memory_line(r.restored)}\n  {lifecycle_lines(r.restored)[0]}"
-    return out + (f"\nnote: {r.note}" if r.note else "")

@@ -323,6 +323,29 @@ def _show(r) -> str:
     return out
 
 
+@renders("HistoryResult")
+def _history(r) -> str:
+    from ..store.models import MemoryRow
+
+    rows = [MemoryRow(**m).model_dump() for m in r.memories]
+    if len(rows) == 1:
+        return memory_full(rows[0]) + "\n  (no other version: nothing superseded, replaced or contradicts it)"
+    return "\n\n".join(memory_full(m) for m in rows)
+
+
+@renders("SupersedeResult")
+def _supersede(r) -> str:
+    return (f"superseded {memory_line(r.superseded)}\n"
+            f"        by {memory_line(r.by)}\n"
+            "the old one is kept as history: `distill memories restore ID` brings it back")
+
+
+@renders("RestoreResult")
+def _restore(r) -> str:
+    out = f"restored {memory_line(r.restored)}\n  {lifecycle_lines(r.restored)[0]}"
+    return out + (f"\nnote: {r.note}" if r.note else "")
+
+
 @renders("ForgetResult")
 def _forget(r) -> str:
     return f"forgot {r.forgotten['id']}: {r.forgotten['text'].splitlines()[0][:100]}"

@@ -569,9 +569,10 @@ class MemoryStore:
                         rel["targetId"] in rows for rel in life.relations_of(prov.parse(r.get("metadata"))))]
         rows.update((r["id"], r) for r in pointing[: max(0, limit - len(rows))])
 
-        def valid_from(r: dict[str, Any]) -> int:
-            return life.lifecycle_of(prov.parse(r.get("metadata")), tbl.as_ms(r.get("timestamp"))).valid_from
-        return [_row(r) for r in sorted(rows.values(), key=lambda r: (valid_from(r), r["id"]))]
+        def order(r: dict[str, Any]) -> tuple[int, int, str]:
+            state = life.lifecycle_of(prov.parse(r.get("metadata")), tbl.as_ms(r.get("timestamp")))
+            return state.valid_from, state.invalidated_at or 2**62, r["id"]  # a replaced row before its successor
+        return [_row(r) for r in sorted(rows.values(), key=order)]
 
     def fold_access(self) -> int:
         """Write the recalls counted in the access log into the rows; how many rows changed."""
