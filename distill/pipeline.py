@@ -173,7 +173,9 @@ def store_memories(settings: Settings, memories: list[Memory], counters: Counter
 
     drafts = [MemoryDraft(**m.model_dump()) for m in memories]
     try:
-        outcomes = open_store(settings).add(drafts)
+        store = open_store(settings)
+        judged_before = Counter(store.lifecycle)
+        outcomes = store.add(drafts)
     except DistillError:
         raise
     except Exception as exc:  # LanceDB / OS / embedder: name the store and keep the batch pending
@@ -181,6 +183,7 @@ def store_memories(settings: Settings, memories: list[Memory], counters: Counter
                           f"(DISTILL_DB, table {settings.table!r}): {type(exc).__name__}: {exc}") from exc
     added = sum(1 for o in outcomes if o.status == "added")
     if counters is not None:
+        counters.update(Counter(store.lifecycle) - judged_before)  # judge_calls, judge_failed
         counters.update(f"memories_{o.relation}" for o in outcomes if o.relation)
     return added, len(outcomes) - added
 

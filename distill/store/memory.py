@@ -64,7 +64,7 @@ class MemoryStore:
         self.dim = tbl.vector_dim(table.schema) if table is not None else self.embedder.dim
         self.index = DedupIndex(self.dim)
         self.redacted: Counter = Counter()  # secrets removed from drafts, by kind
-        self.lifecycle: Counter = Counter()  # memories_superseded / memories_contradicting / judge_calls …
+        self.lifecycle: Counter = Counter()  # judge_calls / judge_failed: the model asked about the band
         self._judge: Any = None if settings.llm == "rules" else "unmade"
 
     # ---------------------------------------------------------------- opening
@@ -298,7 +298,6 @@ class MemoryStore:
             kind = decision.relation
             outcome = next(o for o in outcomes if o.id == new_id and o.status == "added")
             outcome.relation, outcome.related, outcome.reason = kind, old_id, decision.reason  # type: ignore[assignment]
-            self.lifecycle["memories_superseded" if kind == "supersedes" else "memories_contradicting"] += 1
         if dry_run:
             for r in new_rows:
                 self.index.drop(r["id"])
@@ -442,18 +441,24 @@ class MemoryStore:
         recall) counts each returned hit as one use, in the access log, not the table."""
         where = where_clause(scope, category)
         limit = max(1, int(limit))
-        depth = limit if include_history else limit * 2 + 10  # room for history rows left out
         if mode == "fts":
-            hits = fts.search(self.table, query, where, depth)
+            def found(n: int) -> list[MemoryHit]:
+                return fts.search(self.table, query, where, n)
         else:
             qvec = self.embedder.query(query)
             if len(qvec) != self.dim:
                 raise tbl.dim_mismatch(self.settings.table, self.dim, self.embedder.name, len(qvec))
-            if mode == "vector":
-                hits = vector_search(self.table, qvec, where, depth)
-            else:
-                hits = hybrid_search(self.table, query, qvec, where, depth, floor=floor, pool=_POOL)
-        hits = life_rank(hits, self.access_log().pending(), include_history=include_history)[:limit]
+
+            def found(n: int) -> list[MemoryHit]:
+                if mode == "vector":
+                    return vector_search(self.table, qvec, where, n)
+                return hybrid_search(self.table, query, qvec, where, n, floor=floor, pool=_POOL)
+        pending = self.access_log().pending()
+        raw = found(limit)
+        hits = life_rank(raw, pending, include_history=include_history)
+        if len(hits) < len(raw) == limit:  # history rows took places: look deeper once
+            hits = life_rank(found(limit + 2 * (len(raw) - len(hits)) + 10), pending)
+        hits = hits[:limit]
         if count_use:
             self.access_log().record([h.id for h in hits])
         return hits
