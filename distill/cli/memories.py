@@ -32,20 +32,18 @@ def register(sub: Any) -> None:
     _history_flag(p)
 
     p = command(msub, "show", handle_show, "one memory in full, with where it came from and its history")
-    p.add_argument("id", help="the id or an unambiguous prefix (>= 8 characters)")
+    _id(p)
 
-    p = command(msub, "history", handle_history,
-                "a memory's chain, oldest first: what it superseded, what superseded it, what contradicts it")
-    p.add_argument("id", help="the id or an unambiguous prefix (>= 8 characters)")
+    _id(command(msub, "history", handle_history,
+                "a memory's chain, oldest first: what it superseded, what superseded it, what contradicts it"))
 
     p = command(msub, "supersede", handle_supersede,
                 "mark OLD as replaced by NEW (both stored): OLD is kept as history and no longer recalled")
     p.add_argument("old", help="id (prefix) of the memory that no longer holds")
     p.add_argument("--by", required=True, metavar="NEW", help="id (prefix) of the memory that replaces it")
 
-    p = command(msub, "restore", handle_restore,
-                "make an archived or superseded memory current again (recalled as before)")
-    p.add_argument("id", help="the id or an unambiguous prefix (>= 8 characters)")
+    _id(command(msub, "restore", handle_restore,
+                "make an archived or superseded memory current again (recalled as before)"))
 
     p = command(msub, "search", handle_search,
                 "search memories: hybrid shows only relevant hits, scored 0-100 %% (vector: cosine, fts: BM25)")
@@ -58,7 +56,7 @@ def register(sub: Any) -> None:
     command(msub, "stats", handle_stats, "counts by scope and category, size on disk")
 
     p = command(msub, "forget", handle_forget, "delete one memory by id (prefix of at least 8 characters)")
-    p.add_argument("id", help="the id or an unambiguous prefix (>= 8 characters)")
+    _id(p)
 
     p = command(msub, "export", handle_export, "write memories as memory-pro export JSON")
     _filters(p)
@@ -90,6 +88,10 @@ def register(sub: Any) -> None:
 def _filters(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scope", help="global or agent:<id>")
     p.add_argument("--category", choices=CATEGORY_CHOICES)
+
+
+def _id(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id", help="the id or an unambiguous prefix (>= 8 characters)")
 
 
 def _history_flag(p: argparse.ArgumentParser) -> None:

@@ -539,7 +539,6 @@ class MemoryStore:
                                       old.get("text") or "", old["id"])
             updates = {old["id"]: life.superseded(old_md, by=new["id"], fact_key=key, at=at),
                        new["id"]: life.superseding(new_md, replaces=old["id"], fact_key=key, at=at)}
-            self.index.refresh(self.table)
             self._write([], updates)
         return _row({**old, "metadata": prov.dump(updates[old["id"]])}), _row({**new, "metadata": prov.dump(updates[new["id"]])})
 
@@ -548,7 +547,6 @@ class MemoryStore:
         with self._lock(self.settings):
             row = self._one_by_prefix(id_prefix)
             md = life.restored(prov.parse(row.get("metadata")))
-            self.index.refresh(self.table)
             self._write([], {row["id"]: md})
         return _row({**row, "metadata": prov.dump(md)})
 
@@ -584,7 +582,6 @@ class MemoryStore:
         with self._lock(self.settings):
             updates: dict[str, dict[str, Any]] = {}
             aside = self._fold_access(updates)
-            self.index.refresh(self.table)
             self._write([], updates)
             life.AccessLog.done(aside)
         return len(updates)
@@ -606,7 +603,6 @@ class MemoryStore:
                 if state.current_at(at) and life.is_stale(state, importance, ts, at):
                     updates[r["id"]] = life.archived(md, at=at, reason="stale: unused and old (decay engine)")
                     archived.append(r["id"])
-            self.index.refresh(self.table)
             self._write([], updates)
             life.AccessLog.done(aside)
         return archived
