@@ -39,6 +39,7 @@ Relation = Literal["same", "supersedes", "contradicts", "distinct"]
 BAND_BELOW = 0.10  # the band starts this far under the dedup cosine floor (local: 0.82)
 CONTRADICTION_SHARE = 0.5  # share of their terms two contradicting texts have in common
 UPDATE_SHARE = 0.4  # "from now on" + a changed value: the share of terms they must still have in common
+SUBJECT_SHARE, SUBJECT_SHARE_ZH = 0.2, 0.4  # any supersede: what one subject shares at least
 CONTRADICTION_SHARE_ZH = 0.65  # Chinese: share of their characters, in order
 LLM_PAIRS = 16  # model calls per write, at most
 
@@ -110,8 +111,13 @@ class Change:
         return bool(self.replaced or self.replacing or self.weak)
 
 
+_FIX = re.compile(r"(?i)\b(?:fix|cause|solution|workaround)\s*:|(?:解决办法|解决|原因)\s*[:：]")
+
+
 def read_change(text: str) -> Change:
-    body = strip_keywords(text)
+    """Change is read in what the memory states, not in a pitfall's "Fix: … instead of …"
+    (what was done about it is no change of the stored rule)."""
+    body = _FIX.split(strip_keywords(text))[0]
     body = re.sub(r"^\s*\S{1,12}?\s*[:：]\s*", "", body)  # the kind label
     body = body.replace("`", "")
     replaced: list[str] = []
@@ -127,12 +133,20 @@ def read_change(text: str) -> Change:
 
 
 # ---------------------------------------------------------------- the rule
-def update_reason(new_text: str, old_text: str) -> str | None:
-    """Why ``new_text`` supersedes ``old_text``, or None when it does not say so."""
+def update_reason(new_text: str, old_text: str, cosine: float = 1.0, cross_floor: float = 0.0) -> str | None:
+    """Why ``new_text`` supersedes ``old_text``, or None when it does not say so. The two must
+    share their subject: ``SUBJECT_SHARE`` of their terms (Chinese: of their characters), or
+    across languages a cosine of ``cross_floor``."""
     change = read_change(new_text)
     if not change.any:
         return None
     ev = Evidence(new_text, old_text)
+    if ev.cross:
+        if cosine < cross_floor:
+            return None
+    elif (_zh_share(new_text, old_text) if ev.zh else _share(new_text, old_text)) < (
+            SUBJECT_SHARE_ZH if ev.zh else SUBJECT_SHARE):
+        return None
     old_terms = _terms(strip_keywords(old_text))
     replaced = set().union(*(_terms(s) for s in change.replaced)) if change.replaced else set()
     replacing = set().union(*(_terms(s) for s in change.replacing)) if change.replacing else set()
@@ -266,8 +280,9 @@ def relate(text: str, neighbours: list[Neighbour], thresholds: "DedupThresholds"
         answer = (judged or {}).get(n.id)
         if answer and (answer[0] in ("same", "distinct") or current(n.id)):
             return Decision(answer[0], n.id, answer[1], n.cosine, by="llm")
+    cross_floor = thresholds.cosine_cross if thresholds.cosine_cross is not None else thresholds.cosine
     for n in band:
-        updates = update_reason(text, n.text) if current(n.id) else None
+        updates = update_reason(text, n.text, n.cosine, cross_floor) if current(n.id) else None
         if updates:
             return Decision("supersedes", n.id, updates, n.cosine)
     if verdict.duplicate:
