@@ -121,3 +121,19 @@ def test_the_store_asks_the_model_about_the_band_and_keeps_to_the_rule_when_it_a
     assert store.lifecycle["judge_calls"] == 2 and store.lifecycle["judge_failed"] == 1
     assert third.status == "added" and third.related in (None, second.id)
     assert [r.id for r in store.list()][0] == third.id and first.id not in {r.id for r in store.list()}
+
+
+def test_a_fix_that_says_instead_of_is_no_update_of_an_unrelated_row():
+    """Found replaying real distilled memories: a pitfall's fix wording superseded rows it
+    shared one word with. Change is read outside the Fix clause, and a subject must be shared."""
+    from distill.store.dedup import DEFAULT_THRESHOLDS
+    from distill.store.dedup_index import Candidate
+    from distill.store.relate import relate
+
+    th = DEFAULT_THRESHOLDS["local"]
+    old = "Rule: when creating docker compose files, always check that the ports are free."
+    new = ("Pitfall: the report job crashed on empty input. Fix: the dashboards now run automatically, "
+           "so the team analyses data instead of creating records.")
+    assert relate(new, [Candidate(OLD_ID, old, 0.86)], th).relation == "distinct"
+    update = "Rule: from now on, when creating docker compose files, pick ports with a script instead of checking by hand."
+    assert relate(update, [Candidate(OLD_ID, old, 0.9)], th).relation == "supersedes"

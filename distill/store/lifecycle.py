@@ -30,7 +30,7 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 MS_PER_DAY = 86_400_000
 STATES = ("pending", "confirmed", "archived")
@@ -348,5 +348,3 @@ def _tally(path: Path) -> dict[str, tuple[int, int]]:
 def now_ms() -> int:
     return int(time.time() * 1000)
 
-
-Relation = Literal["same", "supersedes", "contradicts", "distinct"]

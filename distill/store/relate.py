@@ -6,12 +6,16 @@ which is newer: both kept, related, flagged), or **distinct**.
 The rule path reads what the new text says about change. An update names what it replaces
 ("X instead of Y", "switched from Y to X", "replace Y with X", "Y is no longer …", "stop
 using Y", "不再用 Y", "改用 X", "用 X 代替 Y", "从 Y 改为 X") or says it is new ("from now on",
-"going forward", "以后", "从现在起"). It supersedes a stored row when the replaced part names
-something that row says, and the new part names something that row does not: "use uv
-instead of pip" replaces "install with pip", but only restates "uv, not pip". With only a
-"from now on", the two must differ in a value the lexical guard reads (an entity, number or
-polar word) while sharing their subject. Without any such wording, two texts that share
-nearly everything but one value contradict each other: both are kept, and the run says so.
+"going forward", "以后", "从现在起"); a pitfall's "Fix: … instead of …" is not read as change.
+It supersedes a stored row when the two share their subject (``SUBJECT_SHARE``), the replaced
+part names something that row says, and the new part names something that row does not:
+"use uv instead of pip" replaces "install with pip", but only restates "uv, not pip". With
+only a "from now on", the two must differ in a value the lexical guard reads (an entity,
+number or polar word). A text dedup calls the same as a row is still kept as its new version
+when it says something changed and the row does not (no update is dropped as a duplicate),
+and two texts of one template that differ in two words are two memories. Without any
+wording of change, two texts that share nearly everything but one value contradict each
+other: both are kept, and the run says so.
 
 With an LLM configured (``settings.llm`` not ``rules``), the nearest stored row in the band
 (``BAND_BELOW`` under the dedup floor and up, not an exact copy) is put to the model instead:
