@@ -145,6 +145,11 @@ class Settings(Record):
     distiller_agent_id: str = core.DEFAULT_DISTILLER
     allowed_agent_ids: str = ""  # also OPENCLAW_JSONL_DISTILL_ALLOWED_AGENT_IDS; comma-separated, ""/"*"/"all" = every agent
 
+    # --- who the owner is (distill.trust): OpenClaw's config (default <agents_dir>/../openclaw.json)
+    # and more sender ids whose chat messages are the owner's (e.g. "telegram:123", "ou_x")
+    openclaw_config: str | None = None
+    trusted_senders: list[str] = []
+
     # --- reading transcripts
     max_line_bytes: int = 8 * 1024 * 1024
     max_turn_chars: int = 6000
@@ -197,7 +202,7 @@ class Settings(Record):
 
     # --- worker
     worker_quiet_seconds: float = 5.0
-    worker_watch_sources: bool = False
+    worker_watch_sources: bool = True  # the daemon watches session roots unasked; hooks mark ends sooner
     worker_max_attempts: int = 5
     worker_backoff_seconds: float = 30.0
     worker_done_retention_days: float = 7.0

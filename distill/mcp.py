@@ -10,6 +10,14 @@ Start-up builds the tool list only: LanceDB and the embedder load on the first c
 takes its write lock per write (``MemoryStore``), never while idle, so this server, the worker,
 cron and other servers share one table. A memory's scope is chosen here, by code: the server's
 ``--agent`` (``agent:<id>``) or ``global`` when the caller asks for it; the text never names it.
+
+The tools also take the Memory MCP server's spellings (shared/seeds 000), so prompts and scripts
+written for it work unchanged: ``remember(content, tags?, agent?, importance?)``,
+``recall(query, top_k?, agent_filter?)``, ``list_facts(agent?, tag?)``,
+``check_duplicate(content, threshold?)``, ``forget(memory_id)``; every answer carries its fields
+too (``ok``, ``memory_id``; hits and facts with ``memory_id``, ``content``, ``tags``, ``agent``;
+``is_duplicate``, ``similar``). ``agent`` on ``remember`` is recorded as who wrote the memory,
+never as its scope; ``agent_filter`` / ``agent`` on the readers search that agent's scope.
 """
 
 from __future__ import annotations
@@ -56,6 +64,10 @@ class Memory(BaseModel):
     scope: str
     importance: float
     provenance: Provenance
+    memory_id: str = Field(description="the same as id (the Memory MCP server's name)")
+    content: str = Field(description="the same as text (the Memory MCP server's name)")
+    tags: list[str] = Field(default_factory=list)
+    agent: str | None = Field(default=None, description="the agent that wrote it")
 
 
 class Hit(Memory):
@@ -69,6 +81,8 @@ class RecallResult(BaseModel):
 
 
 class RememberResult(BaseModel):
+    ok: bool = Field(description="stored now or already stored (false: rejected)")
+    memory_id: str | None = None
     status: Literal["added", "duplicate", "rejected"]
     answer: str = Field(description="'added', 'duplicate of <id>', or why the memory was rejected")
     id: str | None = None
@@ -82,6 +96,8 @@ class FactList(BaseModel):
 
 
 class DuplicateCheck(BaseModel):
+    is_duplicate: bool = Field(description="the store's decision, or (with threshold) nearest cosine >= threshold")
+    similar: list[Hit] = Field(default_factory=list, description="the nearest memory, as a list")
     decision: Literal["duplicate", "new"]
     scope: str
     nearest: Hit | None = Field(description="the closest stored memory in that scope (score = cosine)")
@@ -89,6 +105,8 @@ class DuplicateCheck(BaseModel):
 
 
 class Forgotten(BaseModel):
+    ok: bool = True
+    memory_id: str
     forgotten: str
     text: str
 
@@ -147,12 +165,14 @@ class Memories:
             return _checked_scope(scope)
         return ["global", f"agent:{self.agent}"] if self.agent else None
 
-    def recall(self, query: str, limit: int = 5, scope: str | None = None,
-               category: Category | None = None, include_history: bool = False) -> RecallResult:
+    def recall(self, query: str, limit: int | None = None, scope: str | None = None,
+               category: Category | None = None, top_k: int | None = None,
+               agent_filter: str | None = None, include_history: bool = False) -> RecallResult:
         query = query.strip()
         if not query:
             raise ToolFailure("query is empty: pass the words to look for")
-        scopes = self.readable_scopes(scope)
+        limit = _one_of(limit, "limit", top_k, "top_k", default=5)
+        scopes = self.readable_scopes(_one_of(scope, "scope", _agent_scope(agent_filter), "agent_filter", default=None))
         with self._lock:
             store = self.reader()
             hits = [] if store is None else store.search(query, scope=scopes, category=category,
@@ -163,65 +183,114 @@ class Memories:
                 else self._nothing_stored() if store is None else f"nothing relevant to {query!r} in {where}")
         return RecallResult(query=query, hits=[_hit(h) for h in hits], note=note)
 
-    def remember(self, text: str, category: Category, importance: float = 0.7,
-                 scope: Literal["agent", "global"] = "agent", replaces: str | None = None) -> RememberResult:
-        from .text.redact import redact
+    def remember(self, text: str | None = None, category: Category | None = None, importance: float = 0.7,
+                 scope: Literal["agent", "global"] = "agent", content: str | None = None,
+                 tags: list[str] | None = None, agent: str | None = None,
+                 replaces: str | None = None) -> RememberResult:
         from .store.models import MemoryDraft
+        from .text.keywords import keyword_draft
+        from .text.redact import redact
 
+        text = _one_of(text, "text", content, "content", default=None)
+        if text is None:
+            raise ToolFailure("pass the memory as text (or content)")
+        tags = [t.strip() for t in tags or [] if t.strip()]
+        category = category or _category_of(tags)
         target = self.own_scope(scope)
         clean, found = redact(text.strip())
         reason = text_problem(clean)
         if reason:
-            return RememberResult(status="rejected", answer=f"rejected: {reason}", redacted=sorted(found))
-        draft = MemoryDraft(text=clean, category=category, scope=target, importance=importance,
-                            metadata={"provenance": {"agent": self.agent or "mcp", "via": "mcp"},
-                                      "kind": category})
+            return RememberResult(ok=False, status="rejected", answer=f"rejected: {reason}", redacted=sorted(found))
+        writer = (agent or "").strip().removeprefix("agent:") or self.agent or "mcp"
+        metadata: dict[str, Any] = {"provenance": {"agent": writer, "via": "mcp"}, "kind": category}
+        if tags:
+            metadata["tags"] = tags
+        draft = keyword_draft(MemoryDraft(text=clean, category=category, scope=target, importance=importance,
+                                          metadata=metadata))
         with self._lock:
             outcome = self.store.add([draft], replaces=replaces.strip() if replaces else None)[0]
         answer = "added" if outcome.status == "added" else f"duplicate of {outcome.id}"
         if outcome.relation:
             answer += f", {outcome.relation} {outcome.related}"
-        return RememberResult(status=outcome.status, answer=answer, id=outcome.id, scope=target,
-                              redacted=sorted(found))
+        return RememberResult(ok=True, memory_id=outcome.id, status=outcome.status, answer=answer, id=outcome.id,
+                              scope=target, redacted=sorted(found))
 
     def list_facts(self, scope: str | None = None, category: Category | None = None, since: str | None = None,
-                   limit: int = 20, include_history: bool = False) -> FactList:
+                   limit: int = 20, agent: str | None = None, tag: str | None = None,
+                   include_history: bool = False) -> FactList:
         from .store.search import parse_since
 
         try:
             since_ms = parse_since(since)
         except DistillError as exc:
             raise ToolFailure(str(exc).replace("--since", "since")) from None
-        scopes = self.readable_scopes(scope)
+        scopes = self.readable_scopes(_one_of(scope, "scope", _agent_scope(agent), "agent", default=None))
+        limit = max(1, min(limit, 200))
         with self._lock:
             store = self.reader()
             rows = [] if store is None else store.list(scope=scopes, category=category, since_ms=since_ms,
-                                                       limit=max(1, min(limit, 200)),
-                                                       include_history=include_history)
+                                                       limit=None if tag else limit, include_history=include_history)
+        if tag:  # the Memory MCP server's tags; its "decision" tag is distill's category
+            rows = [r for r in rows if tag in _tags(r) or r.category == tag][:limit]
         return FactList(count=len(rows), facts=[_memory(r) for r in rows])
 
-    def check_duplicate(self, text: str, scope: Literal["agent", "global"] = "agent") -> DuplicateCheck:
+    def check_duplicate(self, text: str | None = None, scope: Literal["agent", "global"] = "agent",
+                        content: str | None = None, threshold: float | None = None) -> DuplicateCheck:
+        from .text.keywords import with_keywords
         from .text.redact import redact
 
+        text = _one_of(text, "text", content, "content", default="")
         target = self.own_scope(scope)
         clean, _ = redact(text.strip())
         if not clean:
             raise ToolFailure("text is empty")
-        with self._lock:
-            decision, nearest, reason = duplicate_decision(self.reader(), clean, target)
-        return DuplicateCheck(decision=decision, scope=target, nearest=_hit(nearest) if nearest else None,
-                              reason=reason)
+        with self._lock:  # judged as remember would store it: with its keyword lines
+            decision, nearest, reason = duplicate_decision(self.reader(), with_keywords(clean), target)
+        hit = _hit(nearest) if nearest else None
+        duplicate = decision == "duplicate" or (threshold is not None and hit is not None and hit.score >= threshold)
+        return DuplicateCheck(is_duplicate=duplicate, similar=[hit] if hit else [], decision=decision, scope=target,
+                              nearest=hit, reason=reason)
 
-    def forget(self, id: str) -> Forgotten:
+    def forget(self, id: str | None = None, memory_id: str | None = None) -> Forgotten:
+        target = _one_of(id, "id", memory_id, "memory_id", default=None)
+        if not target:
+            raise ToolFailure("pass the memory's id (or memory_id)")
         with self._lock:
-            row = self.store.forget(id)
-        return Forgotten(forgotten=row.id, text=row.text)
+            row = self.store.forget(target)
+        return Forgotten(memory_id=row.id, forgotten=row.id, text=row.text)
+
+
+def _one_of(a: Any, a_name: str, b: Any, b_name: str, *, default: Any) -> Any:
+    """One argument under either of its two spellings (distill's, the Memory MCP server's)."""
+    if a is not None and b is not None and a != b:
+        raise ToolFailure(f"{a_name} and {b_name} are the same argument: pass one")
+    return a if a is not None else b if b is not None else default
+
+
+def _agent_scope(agent: str | None) -> str | None:
+    """``agent_filter`` / ``agent``: ``agent:<id>`` or a bare id → that agent's scope."""
+    agent = (agent or "").strip()
+    return None if not agent else agent if agent.startswith("agent:") else f"agent:{agent}"
+
+
+def _category_of(tags: list[str]) -> Category:
+    """A Memory MCP caller passes tags, not a category: a tag that names one is taken."""
+    for tag in tags:
+        if tag in ("preference", "fact", "decision", "entity"):
+            return tag  # type: ignore[return-value]
+    return "fact"
+
+
+def _tags(row) -> list[str]:
+    tags = row.metadata.get("tags")
+    return [str(t) for t in tags] if isinstance(tags, list) else []
 
 
 def text_problem(text: str) -> str | None:
     """Why a memory text handed to ``remember`` is refused, or None: the distiller's own bounds
     and junk rules (``distill.distiller.validate``), applied to text with no transcript behind it."""
     from .distiller.validate import MAX_TEXT, MIN_TEXT, junk_reason
+    from .trust import refusal
 
     body = text.split("\nKeywords (zh)")[0].strip()
     if len(body) < MIN_TEXT:
@@ -231,7 +300,7 @@ def text_problem(text: str) -> str | None:
     junk = junk_reason(body)
     if junk:
         return f"looks like {junk}, not a durable fact"
-    return None
+    return refusal(body)
 
 
 def duplicate_decision(store: "MemoryStore | None", text: str, scope: str):
@@ -275,8 +344,10 @@ def _provenance(row) -> Provenance:
 
 
 def _memory(row) -> Memory:
+    provenance = _provenance(row)
     return Memory(id=row.id, text=row.text, category=row.category, scope=row.scope,
-                  importance=round(row.importance, 3), provenance=_provenance(row))
+                  importance=round(row.importance, 3), provenance=provenance, memory_id=row.id, content=row.text,
+                  tags=_tags(row), agent=provenance.agent)
 
 
 def _hit(hit) -> Hit:
@@ -315,19 +386,24 @@ def build_server(memories: Memories):
          "Search the shared long-term memory (hybrid: meaning + exact words, any language). Returns the most "
          "relevant memories with a 0-1 score and where each came from; nothing when nothing is relevant. "
          "scope: 'global' or 'agent:<id>' (default: global + this agent); category narrows further. "
+         "Also takes the Memory MCP server's top_k (= limit) and agent_filter (= scope agent:<id>). "
          "Superseded and archived memories are left out unless include_history.")
     tool(Memories.list_facts,
-         "List stored memories, newest first. since: YYYY-MM-DD, an ISO time, or 7d / 12h / 30m ago.")
+         "List stored memories, newest first. since: YYYY-MM-DD, an ISO time, or 7d / 12h / 30m ago. "
+         "agent: that agent's scope; tag: memories with that tag (or category).")
     tool(Memories.check_duplicate,
          "Would remember() store this text, or is it a duplicate? Returns the store's decision, the nearest "
-         "stored memory and the reason. Writes nothing.")
+         "stored memory and the reason. Writes nothing. text may be passed as content; with threshold, "
+         "is_duplicate is also true when the nearest memory's cosine reaches it.")
     if not memories.read_only:
         tool(Memories.remember,
              "Store one durable memory (a fact, decision, preference or pitfall, one self-contained statement). "
              "Secrets are redacted; duplicates are not stored twice (the answer says 'duplicate of <id>'). "
-             "scope='agent' keeps it for this agent, 'global' shares it with every agent. replaces: the id of a "
-             "memory this one corrects (kept as history, no longer recalled).", writes=True)
-        tool(Memories.forget, "Delete one memory by id (or an unambiguous prefix of at least 8 characters).",
+             "scope='agent' keeps it for this agent, 'global' shares it with every agent. text may be passed as "
+             "content; tags are kept (a tag naming a category sets it; default fact); agent records who wrote it. "
+             "replaces: the id of a memory this one corrects (kept as history, no longer recalled).", writes=True)
+        tool(Memories.forget, "Delete one memory by id or memory_id (or an unambiguous prefix of at least 8 "
+             "characters).",
              writes=True, destructive=True)
     return server
 

@@ -75,7 +75,8 @@ class RunSummary(Record):
         c = self.counters
         below = sum(n for k, n in c.items() if k.startswith("dropped_") and k != "dropped_cap")
         return {"merged in run": c.get("merged_in_run", 0), "below the bar": below,
-                "over the cap": c.get("dropped_cap", 0)}
+                "over the cap": c.get("dropped_cap", 0),
+                "left out as unsure": sum(n for k, n in c.items() if k.startswith("unsure_"))}
 
 
 class LastRun(Record, camel=True):
@@ -193,15 +194,19 @@ class Turn(_Slots):
 
 
 class TurnLimits(_Slots):
-    __slots__ = ("max_turn_chars", "max_tool_trace_chars")
+    __slots__ = ("max_turn_chars", "max_tool_trace_chars", "owners")
 
-    def __init__(self, *, max_turn_chars: int = 6000, max_tool_trace_chars: int = 300):
+    def __init__(self, *, max_turn_chars: int = 6000, max_tool_trace_chars: int = 300, owners=None):
         self.max_turn_chars = max_turn_chars
         self.max_tool_trace_chars = max_tool_trace_chars
+        self.owners = owners  # distill.trust.Owners: whose chat messages are the owner's (None: no configuration)
 
     @classmethod
     def from_settings(cls, settings) -> TurnLimits:
-        return cls(max_turn_chars=settings.max_turn_chars, max_tool_trace_chars=settings.max_tool_trace_chars)
+        from .trust import owners_for
+
+        return cls(max_turn_chars=settings.max_turn_chars, max_tool_trace_chars=settings.max_tool_trace_chars,
+                   owners=owners_for(settings))
 
 
 # --- reading and writing them -------------------------------------------------------------

@@ -170,8 +170,9 @@ def store_memories(settings: Settings, memories: list[Memory], counters: Counter
     if not memories:
         return 0, 0
     from .store import MemoryDraft
+    from .text.keywords import keyword_draft  # each memory named in both languages (issue 23)
 
-    drafts = [MemoryDraft(**m.model_dump()) for m in memories]
+    drafts = [keyword_draft(MemoryDraft(**m.model_dump())) for m in memories]
     try:
         store = open_store(settings)
         judged_before = Counter(store.lifecycle)

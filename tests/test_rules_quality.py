@@ -88,7 +88,7 @@ def test_entity_keywords_are_whole_tokens_and_never_filler_or_ids():
 
 def test_chinese_keywords_come_from_words_not_from_inside_identifiers():
     assert zh_keywords("reply.raw.write crashed in login-container", "pitfall") == ["崩溃"]
-    assert zh_keywords("please reply in English", "rule") == ["回复风格", "语言"]
+    assert zh_keywords("please reply in English", "rule")[:2] == ["回复", "语言"]
     assert zh_keywords("nothing specific here", "pitfall") == ["踩坑"]
 
 

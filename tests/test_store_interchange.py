@@ -37,8 +37,9 @@ def store(tmp_path):
 def test_import_plugin_export_then_same_file_again_adds_nothing(store):
     first = store.import_(PLUGIN_EXPORT)
     assert (first.total, first.added, first.duplicate, first.invalid) == (4, 3, 0, 1)
-    rows = {r.text: r for r in store.list()}
+    rows = {r.text.split("\nKeywords")[0]: r for r in store.list()}  # import adds the keyword line (issue 23)
     kept = rows["Prefer pnpm over npm in the web repo."]
+    assert kept.text.splitlines()[-1].startswith("Keywords (zh): ")
     assert kept.id == "6f1c2a1e-1111-4c1e-9a1b-000000000001" and kept.timestamp == 1772359200000
     assert kept.scope == "agent:web" and kept.metadata["source"] == "manual"
     odd = rows["Mystery category entry here"]

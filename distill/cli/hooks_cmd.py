@@ -1,4 +1,4 @@
-"""``distill hooks install|uninstall claude-code|codex|openclaw [--dry-run]``."""
+"""``distill hooks install|uninstall claude-code|codex|openclaw [--dry-run]``, ``distill hooks doctor [AGENT]``."""
 
 from __future__ import annotations
 
@@ -22,6 +22,18 @@ def register(sub) -> None:
         p.add_argument("--home", help="the home folder whose agent configs to edit (default ~; env DISTILL_HOOKS_HOME)")
         p.add_argument("--command", dest="distill_command",
                        help="how the agent should run distill (default: the `distill` found on PATH)")
+    p = command(hsub, "doctor", _doctor, "run each installed MCP server entry and hook as its agent would, "
+                                          "and say whether it starts")
+    p.add_argument("agent", nargs="?", choices=AGENTS, help="only this agent (default: every agent)")
+    p.add_argument("--home", help="the home folder whose agent configs to read (default ~; env DISTILL_HOOKS_HOME)")
+
+
+def _doctor(settings, args):
+    from ..hooks import context
+    from ..hooks.doctor import doctor
+
+    ctx = context(settings, home=args.home)
+    return doctor([args.agent] if args.agent else list(AGENTS), ctx)
 
 
 def _run(settings, args):

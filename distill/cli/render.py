@@ -53,7 +53,9 @@ def _plural(n: int, word: str) -> str:
 @renders("RunSummary")
 def summary_line(s) -> str:
     """The one line every run ends with (and the worker logs)."""
-    dropped = "".join(f", {n} {why}" for why, n in s.dropped().items() if n)
+    from ..trust import summary_note
+
+    dropped = "".join(f", {n} {why}" for why, n in s.dropped().items() if n) + summary_note(s.counters)
     return (
         f"{s.action}: {s.files} files, {s.bytes} bytes, {s.turns} turns, "
         f"{s.memories_added} memories added{_lifecycle_note(s.counters)}, "
@@ -201,6 +203,19 @@ def _hook_result(r) -> str:
         lines = [f"{verb} {r.agent}: changed " + ", ".join(r.changed)]
         lines += [f"  backup: {b}" for b in r.backups]
     lines += [f"note: {n}" for n in r.notes]
+    return "\n".join(lines)
+
+
+@renders("HooksDoctorReport")
+def _hooks_doctor(r) -> str:
+    if not r.outcomes:
+        return f"nothing installed for {', '.join(r.agents)}: run `distill hooks install AGENT` first"
+    lines = []
+    for o in r.outcomes:
+        lines.append(f"{'starts' if o.starts else 'FAILS '}  {o.agent} {o.kind:4}  {o.detail}  ({o.seconds:.1f} s)")
+        lines.append(f"        {o.where}: {o.command}")
+    bad = sum(not o.starts for o in r.outcomes)
+    lines.append("every entry starts" if not bad else f"{bad} of {len(r.outcomes)} entries do not start")
     return "\n".join(lines)
 
 

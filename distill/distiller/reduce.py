@@ -144,10 +144,39 @@ def to_memory(c: Candidate, messages: dict[str, BatchMessage], *, provider: str,
     )
 
 
+_FIX_PART = re.compile(r"\bFix\s*[:：]\s*(.+)$", re.IGNORECASE | re.DOTALL)
+_ERROR_PART = re.compile(r"^\s*Pitfall\s*[:：]\s*(.+?)(?:\s+(?:Cause|Fix)\s*[:：]|$)", re.IGNORECASE | re.DOTALL)
+
+
+def one_fix_one_error(cands: list[Candidate], counters: Counter) -> list[Candidate]:
+    """A fix serves one error and an error gets one fix, across the chunks of a batch too
+    (overlapping chunks, or a model, can pair one fix text with two errors): of pitfalls
+    sharing a fix, or an error, the best-scored stays, the others are counted
+    ``dropped_fix_reused`` / ``dropped_error_reused``."""
+    fixes: dict[tuple[str, str], str] = {}
+    errors: dict[str, tuple[str, str]] = {}
+    keep: set[int] = set()
+    for c in sorted(cands, key=score, reverse=True):
+        fix, err = _FIX_PART.search(c.text), _ERROR_PART.search(c.text)
+        if c.kind != "pitfall" or fix is None or err is None:
+            keep.add(id(c))
+            continue
+        fix_key = (c.agent_id, normalise(fix.group(1)))
+        err_key = f"{c.agent_id}|{normalise(err.group(1))}|{c.evidence[0] if c.evidence else ''}"
+        if fixes.get(fix_key, err_key) != err_key:
+            counters["dropped_fix_reused"] += 1
+        elif errors.get(err_key, fix_key) != fix_key:
+            counters["dropped_error_reused"] += 1
+        else:
+            fixes[fix_key], errors[err_key] = err_key, fix_key
+            keep.add(id(c))
+    return [c for c in cands if id(c) in keep]
+
+
 def reduce_candidates(cands: list[Candidate], messages: dict[str, BatchMessage], *, max_per_agent: int,
                       max_global: int, provider: str, model: str | None, prompt_version: str,
                       counters: Counter) -> list[Memory]:
-    merged = merge_near_duplicates(cands, counters)
+    merged = merge_near_duplicates(one_fix_one_error(cands, counters), counters)
     capped = apply_caps(merged, max_per_agent=max_per_agent, max_global=max_global, counters=counters,
                         messages=messages)
     return [to_memory(c, messages, provider=provider, model=model, prompt_version=prompt_version)

@@ -1,19 +1,23 @@
 """The offline, deterministic distiller: the default when no LLM is configured.
 
-What it finds:
-- explicit statements by the user: "remember …", "from now on …", "always / never …",
-  "I prefer …", 记住 / 記住 / 以后 / 偏好 / 不要再 …, and decisions ("we decided …", 决定 / 決定)
-  by either side, with the "because …" that follows;
-- error-then-fix sequences: a failed tool call (``[tool exec failed: …]``) or an error message,
-  followed within a few turns by a fix ("fixed by …", "the cause was …", 改成 / 解决 / 原因是 …),
-  kept as a pitfall with both halves quoted;
+Precision first (issue 21): what it is unsure of it does not store, and counts under
+``unsure_<reason>`` (summed in the run's summary line). What it finds:
+- standing instructions in the person's own words: "remember …", "save in memory …", "from
+  now on …", "I prefer …", 记住 / 記住 / 以后 / 偏好 / 不要再 …, and decisions ("we decided …",
+  决定 / 決定) by either side, with the "because …" that follows. Not a line the person pasted
+  (a table row, bullet, heading, quote), not a bare "always / never" in a task for today,
+  not a complaint or a personal line (:mod:`.shapes`);
+- pitfalls from evidence: an error a program reported (a failed tool call's trace that is
+  not harness noise, or a program's error a person pasted) and, within a few turns, the
+  sentence that says the change made for it and names what the error names (see
+  ``RulesExtractor._pitfalls``), kept with both halves quoted;
 - entities copied verbatim: commands, paths, files, packages, flags, error names and codes,
   environment variables, identifiers in backticks.
 
 What it cannot do: paraphrase or translate (a Chinese statement is quoted as it was said),
-infer knowledge nobody stated explicitly, or judge whether a stated rule is still current.
-A statement with no concrete entity in it ("I always forget my umbrella") is never kept,
-which is how small talk stays out.
+infer knowledge nobody stated explicitly, follow a fix told over several turns, or judge
+whether a stated rule is still current. A statement with no concrete entity in it ("I
+always forget my umbrella") is never kept, which is how small talk stays out.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import re
 from collections import Counter
 from typing import Any
 
+from . import shapes
+from ..sources.toolfail import exception_line
 from .chunking import Chunk
 from .extract import Extraction
 from .schema import CandidateOut
@@ -38,7 +44,7 @@ _TOOLS = (
     "go gofmt brew apt apt-get dnf yum apk snap nginx caddy redis postgres postgresql psql mysql sqlite "
     "sqlite3 lancedb ollama vllm llama.cpp ssh scp rsync curl wget jq tmux screen vim nvim bash zsh fish "
     "sudo chmod chown openclaw claude codex gemini eslint prettier tsc vite webpack jest vitest playwright "
-    "selenium gunicorn uvicorn fastapi flask django celery kafka rabbitmq ffmpeg tesseract pandoc latex "
+    "selenium gunicorn uvicorn fastapi flask django celery alembic kafka rabbitmq ffmpeg tesseract pandoc latex "
     "huggingface transformers torch pytorch tensorflow numpy pandas pydantic httpx requests aiohttp"
 ).split()
 _SUBCOMMAND_TOOLS = frozenset(
@@ -131,22 +137,6 @@ _NOT_A_RULE = re.compile(
 _QUESTION = re.compile(r"[?？]\s*$|吗[。.]?\s*$|^\s*(?:should|shall|can|could|do|does|is|are|what|why|how)\b",
                        re.IGNORECASE)
 _REASON = re.compile(r"^\s*(?:because|since|as|reason|因为|因為|由于|由於|原因)", re.IGNORECASE)
-_ERROR = re.compile(
-    # an error's name and an errno are read in their own case: under IGNORECASE "\bE[A-Z]{3,12}\b"
-    # was any word of 4-13 letters starting with e ("encoding", "everything")
-    r"\[tool exec failed|Traceback \(most recent call last\)|(?-i:\b[A-Z][A-Za-z]+(?:Error|Exception)\b)|"
-    r"\berror\b\s*[:：]|\bfailed\b|(?-i:\bE[A-Z]{3,12}\b)|command not found|permission denied|no such file|"
-    r"exit (?:code|status) [1-9]|\b[45]\d\d (?:Too Many|Internal|Not Found|Forbidden|Bad|Service)|"
-    r"报错|錯誤|错误|失败|失敗|异常|異常",
-    re.IGNORECASE,
-)
-_FIX = re.compile(
-    r"\bfix\s*[:：]|\b(?:fixed|the fix (?:is|was)|fix(?:ed)? (?:it|this|that) by|solved|resolved|works now|working now|"
-    r"now (?:works|passes|succeeds|starts)|(?:upgraded|downgraded|pinned|switched|changed) (?:\w+ ){0,3}to|"
-    r"needs? to (?:use|set|run)|instead of)\b|"
-    r"解决|解決|修复|修復|修好|改成|改为|改為|换成|換成|改用|就好了|可以了|成功",
-    re.IGNORECASE,
-)
 _CAUSE = re.compile(
     r"\b(?:because|caused by|root cause|the (?:issue|problem|cause|culprit) (?:was|is)|turned out|predates|"
     r"(?:is|was) (?:missing|not installed|too old))\b|原因是|原来是|原來是|因为|因為|由于|由於",
@@ -260,13 +250,11 @@ def _contains_word(longer: str, word: str) -> bool:
 
 
 def zh_keywords(text: str, kind: str, limit: int = 3) -> list[str]:
-    """What this memory is about, in Chinese; the kind's name (踩坑, 规则, …) only when
-    nothing more specific is found (on every row it would tell nothing)."""
-    words: list[str] = []
-    for rx, zh in _LEXICON:
-        if len(words) < limit and rx.search(text) and not any(zh in w or w in zh for w in words):
-            words.append(zh)
-    return words or [_KIND_ZH[kind]]
+    """What this memory is about, in Chinese (:mod:`distill.text.keywords`); the kind's name
+    (踩坑, 规则, …) only when nothing more specific is found (on every row it would tell nothing)."""
+    from ..text.keywords import zh_keywords as subject_words
+
+    return subject_words(text, limit) or [_KIND_ZH[kind]]
 
 
 def sentences(text: str) -> list[str]:
@@ -352,7 +340,7 @@ class RulesExtractor:
     def extract(self, chunk: Chunk, budget: Any = None) -> Extraction:
         turns = chunk.turns()
         counters: Counter = Counter()
-        found = [*self._statements(turns, counters), *self._pitfalls(turns)]
+        found = [*self._statements(turns, counters), *self._pitfalls(turns, counters)]
         counters["candidates_proposed"] += len(found) + counters["dropped_superseded"]
         return Extraction(candidates=found, counters=counters)
 
@@ -367,14 +355,19 @@ class RulesExtractor:
             # schedule's prompt or a parent agent's task spec
             if author not in ("person", "assistant") or msg.text.lstrip().startswith("[tool exec failed"):
                 continue
-            sents = sentences(msg.text)
-            for i, sent in enumerate(sents):
+            pasted = shapes.looks_pasted(msg.text)
+            sents = _line_sentences(msg.text)
+            for i, (line, sent) in enumerate(sents):
                 kind = _statement_kind(sent, author)
                 if kind is None:
                     continue
+                why = _not_standing(kind, line, sent, msg.text, pasted) if author == "person" else None
+                if why:
+                    counters[f"unsure_{why}"] += 1
+                    continue
                 quote = sent
-                if kind == "decision" and i + 1 < len(sents) and _REASON.search(sents[i + 1]):
-                    quote = f"{sent} {sents[i + 1]}"
+                if kind == "decision" and i + 1 < len(sents) and _REASON.search(sents[i + 1][1]):
+                    quote = f"{sent} {sents[i + 1][1]}"
                 entities = find_entities(quote)
                 if not entities and kind == "rule":
                     entities = [m.group(0) for m in _RECURRENCE.finditer(quote)][:1]
@@ -387,36 +380,53 @@ class RulesExtractor:
                 out.append(self._candidate(kind, text, entities, quote, [tid]))
         return out
 
-    def _pitfalls(self, turns: list) -> list[CandidateOut]:
+    def _pitfalls(self, turns: list, counters: Counter) -> list[CandidateOut]:
+        """One memory per error a program reported, with the fix that names what failed.
+
+        The error is a failed tool call's trace (harness noise and non-errors left out) or a
+        program's error a person pasted; never the assistant's prose about an error. The fix
+        is the first sentence of a later person or assistant turn (within ``FIX_WINDOW``) that
+        says a change, names the failing thing, and is no heading, status line, table row,
+        bullet or narration. A fix serves one error: the one among those still open that it
+        names most; an error that comes back after its fix was not fixed by it."""
         out: list[CandidateOut] = []
-        i = 0
-        while i < len(turns):
-            if not _symptom(turns[i][1]):
-                i += 1
+        errors = [(k, _symptom(msg, counters)) for k, (_, msg) in enumerate(turns)]
+        used: set[tuple[str, str]] = set()
+        done: set[str] = set()
+        common = _common_names(turns) if any(s for _, s in errors) else frozenset()
+        for i, symptom in errors:
+            if symptom is None or _same_error(symptom) in done:
                 continue
-            window = range(i + 1, min(i + 1 + FIX_WINDOW, len(turns)))
-            fix_at = next((j for j in window if _author(turns[j][1]) in ("person", "assistant")
-                           and _remedy(turns[j][1].text)), None)
-            if fix_at is None:
-                i += 1
+            context = _error_context(turns[i][1], symptom)
+            found = None
+            for j in range(i + 1, min(i + 1 + FIX_WINDOW, len(turns))):
+                if _author(turns[j][1]) in ("person", "assistant"):
+                    found = _remedy(turns[j][1].text, context, common, person=_author(turns[j][1]) == "person")
+                    if found:
+                        break
+            if found is None:
                 continue
-            errors = [(k, tid, _symptom(msg)) for k, (tid, msg) in enumerate(turns[i:fix_at]) if _symptom(msg)]
-            # the most specific error message; on a tie the later one (closest to the fix)
-            _, tid, symptom = max(errors, key=lambda e: (len(find_entities(e[2], limit=20)), e[0]))
-            fid, fmsg = turns[fix_at]
-            cause, fix = _remedy(fmsg.text)
-            fix = _FIX_LABEL.sub("", fix).strip()
-            if not _complete(fix) or not _tied(" ".join(e[2] for e in errors), fmsg.text):
-                i = fix_at + 1
+            cause, fix = found
+            fid = turns[j][0]
+            rivals = [s for k, s in errors[i + 1:j] if s and _same_error(s) != _same_error(symptom)]
+            if any(_tie(s, fix, common) > _tie(context, fix, common) for s in rivals):
+                continue  # the fix names a later error better: it is that one's
+            if any(s and _same_error(s) == _same_error(symptom) for _, s in errors[j + 1:j + 1 + FIX_WINDOW]):
+                counters["unsure_pitfall_came_back"] += 1
                 continue
+            if (fid, fix) in used:
+                counters["unsure_pitfall_fix_reused"] += 1
+                continue
+            used.add((fid, fix))
             entities = find_entities(f"{symptom}\n{cause or ''}\n{fix}")
             if entities:
+                done.add(_same_error(symptom))
                 text = f"Pitfall: {_quote(symptom, 160)}"
                 if cause:
                     text += f" Cause: {_quote(cause, 140)}"
                 text += f" Fix: {_quote(fix, 200)}"
-                out.append(self._candidate("pitfall", text, entities, f"{symptom} {cause or ''} {fix}", [tid, fid]))
-            i = fix_at + 1
+                out.append(self._candidate("pitfall", text, entities, f"{symptom} {cause or ''} {fix}",
+                                           [turns[i][0], fid]))
         return out
 
     @staticmethod
@@ -435,77 +445,209 @@ class RulesExtractor:
 
 
 _TOKEN = re.compile(r"[A-Za-z0-9][\w.+-]*[\w+]|\d{2,}")
+# words that tie nothing: an error and a fix both saying "file" or "module" are not about one thing
 _GENERIC = frozenset(
     "error errors failed fail failure not found cannot can't could the and with for from this that was is are "
-    "when then into exec bash shell tool command file module line code exit process now run runs again "
-    "install installed fixed fix it".split()
+    "when then into exec bash shell tool command file files module modules line code exit process now run runs "
+    "again install installed fixed fix it its has have had been use used using new old all any also only just "
+    "will would should need needs must does did done get got set see out but which what where there here their "
+    "they them you your our because instead issue issues problem problems value values name names field fields "
+    "view views type types data table tables list item items page pages test tests check works working work "
+    "powershell true false none null http https www com org".split()
 )
-
-
-_RERUN_OK = re.compile(
-    r"\b(?:now (?:passes|pass|succeeds|works|runs|starts|exits|builds|imports|connects)|(?:works|passes|succeeds) now"
-    r"|pass(?:es)? now|re-?run\w* (?:succeeds|passes|works))\b|再(?:运行|跑|執行|执行|试)\S{0,6}(?:就)?(?:可以了|成功|通过|好了)"
-    r"|重新\S{0,8}(?:成功|通过)|就成功|成功了",
+# a sentence that says a change was made, or prescribes one: "I changed X to Y", "X has been
+# escaped", "Changed X", "Use X instead of Y", "the fix is to …", "fixed by …", "改成 …". A
+# sentence that only describes a state ("X is installed on the host", "X will use Y") is none.
+_VERBS = (r"(?:chang|replac|add|remov|renam|mov|escap|swapp|install|reinstall|upgrad|downgrad|pinn|switch|updat|"
+          r"correct|delet|revert|wrapp|quot|restart|enabl|disabl|creat|import|register|regenerat|"
+          r"rebuil|drop|reorder|set|convert|split|merg|expos|mount|point|increas|decreas|rais|lower|"
+          r"cast|encod|decod|stripp|trimm|fix|resolv)(?:e|es|ed|ing|s|t)?")
+_CHANGE = re.compile(
+    r"\b(?:i|i'?ve|i have|we|we'?ve|we have)\s+(?:\w+\s+){0,2}?(?:[\w-]*-)?" + _VERBS + r"\b|"
+    r"\b(?:has|have|was|were|is|are) (?:now )?been (?:\w+ly )?(?:[\w-]*-)?" + _VERBS + r"\b|"
+    r"^(?:\W*)(?:chang|replac|add|remov|renam|mov|escap|swapp|install|upgrad|downgrad|pinn?|switch|updat|"
+    r"correct|delet|revert|wrapp?|quot|restart|enabl|disabl|creat|set|us|run|rais|increas|lower|convert)"
+    r"(?:e|ed|ing)?\b|"
+    r"\bthe (?:fix|solution|workaround) (?:is|was) (?:to )?|\b(?:fixed|solved|resolved) (?:it |this |that )?by\b|"
+    r"^\W*(?:use|switch to)\b.{1,80}\binstead(?: of)?\b|\b(?:switched to|replaced (?:it )?with|now uses)\b|"
+    r"^\W*(?:the )?fix(?:ed)?\s*[:：]\s*\S|\b(?:fixed|solved|resolved) (?:it|this|that|the (?:issue|problem|error))\b|"
+    r"改成|改为|改為|换成|換成|改用|加上|删掉|删除了|刪除了|安装了|安裝了|设置为|設置為|升级到|降级到|就好了|解决了|"
+    r"(?:更新|重启|重啟|安装|安裝|设置|設置|删除|刪除|加上|添加|配置|修改|执行|執行)\S{0,40}?后|修复了|修復了|可以了|"
+    r"需要(?:加上?|用|改用|改成|设置|安装|指定)",
     re.IGNORECASE,
 )
+# the failing step now succeeds: "now passes", "再跑 npm ci 就成功了"
+_RERUN_OK = re.compile(
+    r"\b(?:now (?:passes|pass|succeeds|works|runs|starts|exits|builds|imports|connects|writes)|(?:works|passes|succeeds) now"
+    r"|pass(?:es)? now|re-?run\w* (?:succeeds|passes|works))\b|再(?:运行|跑|執行|执行|试)\S{0,6}(?:就)?(?:可以了|成功|通过|好了)"
+    r"|重新\S{0,8}(?:成功|通过)|就成功|成功了|连接成功|已经?成功",
+    re.IGNORECASE,
+)
+_PERSON_FIX = re.compile(
+    r"\bthe (?:fix|solution|workaround) (?:is|was)\b|\b(?:fixed|solved|resolved) (?:it |this |that )?by\b|"
+    r"^\W*(?:use|switch to)\b.{1,80}\binstead(?: of)?\b|改成|改为|改為|换成|換成|改用|就好了|解决了",
+    re.IGNORECASE,
+)
+_NEGATED = re.compile(r"\b(?:hasn'?t|haven'?t|wasn'?t|weren'?t|isn'?t|not yet|never|didn'?t|doesn'?t|won'?t|can'?t|"
+                      r"cannot|if you|you'?d|you could|you can|you may|would|when you|expects?|but we|but i|let me know|i can|"
+                      r"i could|i'?ll|paste|send me|share the)\b", re.IGNORECASE)
 
 
-def _tied(symptom: str, remedy: str) -> bool:
-    """The fix belongs to this error: it names something the error names (an entity,
-    command, file, code or port), or says the failing step now succeeds. A fix-like
-    sentence about something else is not this error's fix."""
-    if _RERUN_OK.search(remedy):
-        return True
-
-    def names(text: str) -> set[str]:
-        out = set()
-        for t in _TOKEN.findall(text):
-            t = t.lower().strip(".")
-            out.update(p for p in [t, *re.split(r"[./:+_-]", t)] if len(p) >= 3 and p not in _GENERIC)
-        return out
-
-    err, fix = names(symptom), names(remedy)
-    return bool(err & fix) or any(len(a) >= 5 and a in b for a in fix for b in err) or any(
-        len(b) >= 5 and b in a for a in fix for b in err)
+def _names(text: str) -> set[str]:
+    """The names in ``text`` an error and its fix can share: tokens and their dotted or
+    underscored parts, three characters or more, not generic words."""
+    out = set()
+    for t in _TOKEN.findall(text):
+        t = t.lower().strip(".")
+        out.update(p for p in [t, *re.split(r"[./:+_-]", t)] if len(p) >= 3 and p not in _GENERIC)
+    return out
 
 
-def _complete(sentence: str) -> bool:
-    """A whole sentence, not a label or a cut-off lead-in ("Fix:", "The fix is to run:")."""
-    s = sentence.strip()
-    return len(s) >= 8 and not s.endswith((":", "：", "…", "-", ",", "，"))
+def _tie(symptom: str, remedy: str, common: frozenset[str] = frozenset()) -> int:
+    """How many names the fix shares with the error (0: it is about something else), not
+    counting ``common`` ones (names all over the chunk)."""
+    err, fix = _names(symptom) - common, _names(remedy) - common
+    return len(err & fix) + sum(1 for a in fix for b in err if a != b and len(min(a, b, key=len)) >= 5
+                                and (a in b or b in a))
 
 
-def _symptom(msg: Any) -> str | None:
-    """The error a turn reports: a failed tool call's trace, or a stated error that is not a
-    fix. Never a platform notice, a schedule's prompt or a parent's task spec: their words
-    must not reach a memory."""
-    if _author(msg) not in ("person", "assistant", "tool"):
-        return None
-    m = _TRACE.match(msg.text.strip())
-    if m:
-        return m.group(1).strip()
-    for sent in sentences(msg.text):
-        if _ERROR.search(sent) and (msg.role == "tool" or not (_FIX.search(sent) or _QUESTION.search(sent))):
-            return _REQUEST_TAIL.sub("", sent)
+_PART = re.compile(r"[a-z0-9]{3,}")
+
+
+def _common_names(turns: list) -> frozenset[str]:
+    """Names in a quarter of the chunk's turns (at least 5): "odoo" in an Odoo session ties
+    nothing. Two regex scans a turn (a superset of :func:`_names`, at a fraction of its cost)."""
+    seen: Counter = Counter()
+    for _, m in turns:
+        low = m.text.lower()
+        seen.update({*_PART.findall(low), *(t.strip(".") for t in _TOKEN.findall(low))})
+    return frozenset(n for n, c in seen.items() if c >= max(5, len(turns) // 4))
+
+
+def _same_error(symptom: str) -> str:
+    """What makes two reports one error: the text without numbers, times and addresses."""
+    return re.sub(r"[\d:,.]+|0x[0-9a-f]+", "", symptom.lower())[:120]
+
+
+def _line_sentences(text: str) -> list[tuple[str, str]]:
+    """(the line, a sentence of it) for every sentence; code blocks left out."""
+    return [(line, sent) for line in _CODE_BLOCK.sub(" ", text).splitlines() for sent in sentences(line)]
+
+
+def _not_standing(kind: str, line: str, sentence: str, message: str, pasted: bool) -> str | None:
+    """Why a person's rule-like sentence is no standing instruction of theirs: text pasted
+    (``pasted``), a task for today (``task``), a complaint or a personal line, or None."""
+    if shapes.pasted_line(line):
+        return "pasted"
+    why = shapes.statement_reason(sentence)
+    if why:
+        return why
+    explicit = kind != "rule" or _EXPLICIT.search(sentence)
+    if pasted and not explicit:
+        return "pasted"
+    if not explicit and shapes.task_for_today(sentence, message):
+        return "task"
     return None
 
 
+# a standing marker that is more than "always" / "never": those alone also fill tasks for today
+# ("keep in mind" is a document's phrase as often as a person's)
+_EXPLICIT = re.compile(_RULE.pattern.replace(r"\balways\b|\bnever\b|总是|總是|", "").replace(r"\bkeep in mind\b|", ""),
+                       re.IGNORECASE)
+
+
+ERROR_CONTEXT_LINES = 15
+
+
+def _error_context(msg: Any, symptom: str) -> str:
+    """What a fix must name: the error, and when a person pasted it, the lines of the log
+    that follow it (the traceback's frames and message), not the rest of their message."""
+    if _author(msg) != "person":
+        return symptom
+    lines = msg.text.splitlines()
+    at = next((k for k, ln in enumerate(lines) if symptom[:30].strip() in ln), None)
+    return symptom if at is None else "\n".join(lines[max(0, at - 1):at + ERROR_CONTEXT_LINES])
+
+
+def _symptom(msg: Any, counters: Counter) -> str | None:
+    """The error a turn reports: a failed tool call's trace that is not harness noise, or a
+    program's error pasted by a person. Never the assistant's prose about an error, a
+    platform notice, a schedule's prompt or a parent's task spec."""
+    author = _author(msg)
+    if author not in ("person", "tool"):
+        return None
+    text = msg.text.strip()
+    m = _TRACE.match(text) if author == "tool" else None
+    if m:
+        symptom = m.group(1).strip()
+        detail = symptom.split(": ", 1)[-1]
+        if shapes.harness_error(symptom) or shapes.harness_error(detail):
+            counters["unsure_harness_error"] += 1
+            return None
+        if shapes.not_an_error(detail) or len(detail) < 12:
+            counters["unsure_not_an_error"] += 1
+            return None
+        return symptom
+    if author != "person":
+        return None
+    lines = text.splitlines()
+    for k, line in enumerate(lines):
+        if _TRACEBACK_HEAD.search(line):
+            line = exception_line(lines[k + 1:]) or ""
+        found = shapes.program_error(line)
+        if found and not shapes.pasted_line(line) and not shapes.harness_error(line):
+            err = line[found.start():].strip()
+            if err.endswith((":", "：")):  # "Error while parsing view:" and the line that says what
+                err = " ".join([err, *[ln.strip() for ln in lines[k + 1:] if ln.strip()][:1]])
+            if not shapes.not_an_error(err) and len(err) >= 12:
+                return _REQUEST_TAIL.sub("", err)
+    return None
+
+
+_TRACEBACK_HEAD = re.compile(r"Traceback \(most recent call last\)")
 # ", fix it and remember the fix" / "，帮我修一下": the person's request, not part of the error
 _REQUEST_TAIL = re.compile(r"(?:\s*[,，;；]\s*(?:(?:can you|could you|please|pls)\s+)?"
                            r"(?:fix|solve|debug|look into|help|remember|check|帮我|请|麻烦|记住|修)[^,，;；]*)+$",
                            re.IGNORECASE)
 
 
-def _remedy(text: str) -> tuple[str | None, str] | None:
-    """(cause, fix) sentences of a turn, or None when it states no fix."""
-    sents = [s for s in sentences(text) if not _QUESTION.search(s)]
-    fix_i = next((i for i, s in enumerate(sents) if _FIX.search(s)), None)
-    if fix_i is None:
+def _remedy(text: str, symptom: str, common: frozenset[str] = frozenset(), *,
+            person: bool = False) -> tuple[str | None, str] | None:
+    """(cause, fix) from a turn for ``symptom``, or None. The fix is the first whole sentence
+    that says a change, names it (an entity, a number or a code: a change that can be
+    repeated) and has no junk shape (:func:`shapes.not_a_fix`), tied to the error:
+    it names what the error names, or the cause sentence just before it does, or it says
+    the failing step now succeeds. The cause: a sentence that states
+    one and names the error's or the fix's subject. A person's turn states a fix only in so
+    many words ("the fix is …", "use X instead"): otherwise it is their next request."""
+    sents = [(line, s) for line, s in _line_sentences(text) if not _QUESTION.search(s)]
+    fix = None
+    for k, (line, s) in enumerate(sents):
+        change = (_PERSON_FIX if person else _CHANGE).search(s) or _RERUN_OK.search(s)
+        if not change or _NEGATED.search(s) or shapes.not_a_fix(s, line) or (person and shapes.program_error(s)):
+            continue
+        if not (find_entities(s) or _NUMBER.search(s)):
+            continue  # a change nobody can repeat: "I've fixed the approach", "removed the problematic template"
+        before = sents[k - 1][1] if k else ""
+        if _tie(symptom, s, common) or (_CAUSE.search(before) and _tie(symptom, before, common)) or \
+                _RERUN_OK.search(s):
+            fix = _FIX_LABEL.sub("", _LEAD.sub("", shapes.strip_orphan_bold(s))).strip()
+            break
+    if fix is None or not _complete(fix):
         return None
-    fix = sents[fix_i]
-    if not find_entities(fix) and fix_i + 1 < len(sents) and find_entities(sents[fix_i + 1]):
-        fix = f"{fix} {sents[fix_i + 1]}"
-    cause = next((s for i, s in enumerate(sents) if i != fix_i and _CAUSE.search(s)), None)
+    cause = next((s for line, s in sents if s != fix and _CAUSE.search(s) and shapes.not_a_fix(s, line) is None
+                  and (_tie(symptom, s, common) or _tie(fix, s, common))), None)
     if cause and cause in fix:
         cause = None
     return cause, fix
+
+
+_NUMBER = re.compile(r"\d{2,}")
+# "**Fixed!** " / "Done. " before the sentence that says what was done
+_LEAD = re.compile(r"^(?:\*\*)?(?:fixed|done|success|great|perfect)\s*[!.:]+\s*(?:\*\*)?\s*", re.IGNORECASE)
+
+
+def _complete(sentence: str) -> bool:
+    """A whole sentence, not a label or a cut-off lead-in ("Fix:", "The fix is to run:")."""
+    s = sentence.strip()
+    return len(s) >= 8 and not s.endswith((":", "：", "…", "-", ",", "，"))

@@ -5,8 +5,12 @@ Each rejection or repair is counted under its reason (``dropped_schema``, ``drop
 ``dropped_no_entity``, ``evidence_unknown``, ``dropped_no_evidence``, ``dropped_generic``,
 ``dropped_meta``, ``dropped_refusal``, ``dropped_chitchat``, ``dropped_role_prefix``,
 ``dropped_copies_turn``, ``dropped_hedge``, ``dropped_question``, ``dropped_language``,
-``dropped_keyword_fragments``, ``dropped_evidence_reused``, ``scope_coerced``,
-``secrets_redacted``). Scope is decided here, by code: the provider may only say "global";
+``dropped_keyword_fragments``, ``dropped_evidence_reused``, ``dropped_harness_error``,
+``dropped_not_an_error``, ``dropped_not_a_fix``, ``dropped_pasted``,
+``dropped_complaint``, ``dropped_personal``, ``scope_coerced``,
+``secrets_redacted``; and :func:`distill.trust.vet`'s ``refused_not_owner``, ``scope_not_owner``,
+``refused_dangerous``, ``refused_injection``, ``flagged_dangerous``). Scope is decided here, by code:
+the provider may only say "global";
 anything else, including a scope a transcript asked for, becomes "agent".
 
 What a careful reader rejects, and why each rule looks the way it does:
@@ -30,6 +34,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..text.redact import redact
+from ..trust import vet
+from . import shapes
 from .chunking import Chunk
 from .schema import MAX_KEYWORD, MAX_KEYWORDS, MAX_TEXT, Candidate, CandidateOut
 
@@ -105,6 +111,10 @@ def validate_candidate(raw: Any, chunk: Chunk, counters: Counter, *, written: bo
     if reason:
         counters[f"dropped_{reason}"] += 1
         return None
+    shape = junk_shape(cand.category, text, cand.entity_keywords, [chunk.message_for(str(t)) for t in cand.evidence])
+    if shape:
+        counters[f"dropped_{shape}"] += 1
+        return None
 
     source = _MARKER_LABEL.sub(" ", chunk.source_text())
     entities: list[str] = []
@@ -123,12 +133,14 @@ def validate_candidate(raw: Any, chunk: Chunk, counters: Counter, *, written: bo
         return None
 
     evidence: list[str] = []
+    said = []
     for tid in cand.evidence:
         msg = chunk.message_for(str(tid))
         if msg is None:
             counters["evidence_unknown"] += 1
         elif msg.id not in evidence:
             evidence.append(msg.id)
+            said.append(msg)
     if not evidence:
         counters["dropped_no_evidence"] += 1
         return None
@@ -140,6 +152,10 @@ def validate_candidate(raw: Any, chunk: Chunk, counters: Counter, *, written: bo
         counters["dropped_keyword_fragments"] += 1
         return None
     keywords = _keyword_set(cand, entities, invented, counters)
+    vetted = vet(text, cand.category, "global" if scope == "global" else "agent", said, counters)
+    if vetted is None:  # who said it may not make it a rule, or it is dangerous (distill.trust)
+        return None
+    text, scope = vetted
     return Candidate(
         text=text,
         kind=cand.category,
@@ -166,6 +182,46 @@ def validate_chunk(raw: list[Any], chunk: Chunk, counters: Counter, *, written: 
             continue
         out.append(c)
     return sorted(out, key=kept.index)
+
+
+_PITFALL_PARTS = re.compile(r"^\s*Pitfall\s*[:：]\s*(?P<error>.+?)\s*\bFix\s*[:：]\s*(?P<fix>.+)$",
+                            re.IGNORECASE | re.DOTALL)
+_CAUSE_PART = re.compile(r"\s*\bCause\s*[:：].*$", re.IGNORECASE | re.DOTALL)
+_TRACE = re.compile(r"^\[tool (?:exec )?failed: (.*)\]$", re.DOTALL)
+
+
+def junk_shape(kind: str, text: str, entities: list[str], evidence: list[Any]) -> str | None:
+    """Why a candidate has a shape real transcripts showed to be junk (:mod:`.shapes`), or
+    None: whatever a model answers, a pitfall whose error is the agent harness talking
+    (``harness_error``) or reports no failure (``not_an_error``), or whose fix is a heading,
+    status line, table row, bullet, narration or cut-off lead-in (``not_a_fix``); a rule or
+    preference that stands only in lines the person pasted (``pasted``), or that is a
+    complaint or personal (``complaint``, ``personal``). (Who said a rule is not judged by
+    its evidence ids: models cite a neighbouring turn often enough.)"""
+    msgs = [m for m in evidence if m is not None]
+    if kind == "pitfall":
+        parts = _PITFALL_PARTS.match(text)
+        error = _CAUSE_PART.sub("", parts["error"]) if parts else text
+        traces = [t[1] for m in msgs if (t := _TRACE.match(m.text.strip()))]
+        if shapes.harness_error(error) or (traces and all(shapes.harness_error(t) for t in traces)
+                                           and not any(_author(m) == "person" for m in msgs)):
+            return "harness_error"
+        if shapes.reports_nothing(error):
+            return "not_an_error"
+        if parts and shapes.not_a_fix(parts["fix"]):
+            return "not_a_fix"
+        return None
+    if kind not in ("rule", "preference"):
+        return None
+    said = [m for m in msgs if _author(m) == "person"]
+    lines = [ln for m in said for ln in m.text.splitlines() if any(e and e in ln for e in entities)]
+    if lines and all(shapes.pasted_line(ln) for ln in lines):
+        return "pasted"
+    return shapes.statement_reason(text)
+
+
+def _author(msg: Any) -> str:
+    return msg.author or {"user": "person", "assistant": "assistant"}.get(msg.role, "tool")
 
 
 def _first_match(rules: tuple[tuple[str, re.Pattern], ...], text: str) -> str | None:

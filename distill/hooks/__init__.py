@@ -20,6 +20,7 @@ import os
 import shlex
 import shutil
 import stat
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,6 +98,21 @@ class Context:
         return StateDir(self.state_dir).hook_manifest(agent)
 
 
+def own_command() -> list[str]:
+    """How an agent runs the distill this process is: the console script beside the running
+    interpreter (a virtualenv's ``bin/distill``, found without that venv on the agent's PATH),
+    else the one on PATH, else this interpreter with ``-m distill``; always absolute. The
+    interpreter's path is kept as it is, not resolved: a venv's ``python`` is a link, and
+    resolving it would leave the venv."""
+    here = Path(os.path.abspath(sys.executable)).parent
+    for name in ("distill", "distill.exe"):
+        script = here / name
+        if script.is_file() and os.access(script, os.X_OK):
+            return [str(script)]
+    found = shutil.which("distill")
+    return [os.path.abspath(found)] if found else [os.path.abspath(sys.executable), "-m", "distill"]
+
+
 # where distill's own files are: passed on to the installed MCP server and hook as these variables
 PASSED_ON = {"state_dir": "DISTILL_STATE_DIR", "db": "DISTILL_DB", "agents_dir": "DISTILL_AGENTS_DIR"}
 
@@ -111,7 +127,7 @@ def context(settings, home: str | None = None, command: str | None = None,
     given = home or os.environ.get("DISTILL_HOOKS_HOME")
     home_dir = Path(os.path.expanduser(given or "~")).resolve()
     config = os.environ.get("DISTILL_CONFIG")
-    argv = shlex.split(command) if command else [shutil.which("distill") or "distill"]
+    argv = shlex.split(command) if command else own_command()
     env: dict[str, str] = {}
     for field_name, var in PASSED_ON.items():
         value = (flags or {}).get(field_name) or os.environ.get(var)

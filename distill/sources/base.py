@@ -17,7 +17,8 @@ from _datetime import datetime  # what datetime.datetime is, without the pure-Py
 from .. import lazyjson
 from ..model import TurnLimits
 from ..text import LazyPattern
-from ..text.envelopes import attribute
+from ..text.envelopes import attribute, speaker
+from ..trust import NO_CONFIG
 from ..text.noise import clip, is_noise, strip_injected
 from ..text.redact import redact_counting
 
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
 # ``role`` is the transcript's own label (kept for the batch file's old keys); ``author`` is
 # what attribution rests on: only "person" text may become "the user said". platform =
 # chat-channel envelopes and system notices, schedule = cron-fired prompts, parent_agent = a
-# task spec a parent agent wrote into a sub-agent's session.
+# task spec a parent agent wrote into a sub-agent's session, sender = a chat member who is not
+# the owner (distill.trust; their turn opens with who they are).
 DEFAULT_AUTHOR: dict[str, Author] = {"user": "person", "assistant": "assistant", "tool": "tool"}
 # what a user turn that gives no text is counted as, by who wrote it
 _DROPPED_AS: dict[str, str] = {"person": "noise", "tool": "tool_ok"}
@@ -52,6 +54,7 @@ def finish_said(
 
     Returns ``(text, author)``, or None when nothing worth keeping is left (counted).
     """
+    sent_by = speaker(text) if role == "user" and author is None else None  # before the envelope goes
     text = strip_injected(text)
     if not text:
         counters["empty"] += 1
@@ -63,6 +66,8 @@ def finish_said(
             counters[_DROPPED_AS.get(who, "runtime_prompt")] += 1
             return None
         text, who = said, (author or who) if who == "person" else who
+        if who == "person" and sent_by is not None and not (limits.owners or NO_CONFIG).owns(sent_by):
+            who = "sender"  # a group member or an open-DM stranger: never "the user said"
         if who != "person":
             counters[f"author:{who}"] += 1
     if not text.strip():
@@ -71,6 +76,8 @@ def finish_said(
     if is_noise(role, text):
         counters["noise"] += 1
         return None
+    if who == "sender" and sent_by is not None:
+        text = f"{sent_by.label()} {text}"
     # a shell command or its failure (Claude Code's ``!`` mode) is clipped as a tool's trace
     return finish_text(role, text, limits, counters, trace=who == "tool"), who
 

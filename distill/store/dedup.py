@@ -53,7 +53,7 @@ DEFAULT_THRESHOLDS: dict[str, DedupThresholds] = {
     "gemini": DedupThresholds(cosine=0.90, lexical=0.3, cosine_cross=0.85),
 }
 
-_KEYWORDS_LINE = re.compile(r"(?:\A|\n)[ \t]*keywords[ \t]*\(zh\)[ \t]*:[^\n]*\s*\Z", re.IGNORECASE)
+_KEYWORDS_LINE = re.compile(r"(?:(?:\A|\n)[ \t]*keywords[ \t]*\((?:zh|en)\)[ \t]*:[^\n]*)+\s*\Z", re.IGNORECASE)
 # punctuation is folded unless it sits inside a Latin token ("3.11", "a_b", "core.autocrlf=input")
 _KEEP_INSIDE = re.compile(r"(?<=[A-Za-z0-9])[._\-/:+=#@](?=[A-Za-z0-9])")
 # full-width sentence punctuation ends a phrase; NFKC alone would glue "决定：use" into "决定:use"

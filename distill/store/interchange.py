@@ -22,6 +22,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import SchemaMismatch
+from ..text.keywords import keyword_draft
+from ..trust import refusal
 from .models import CATEGORIES, ImportReport, MemoryDraft, check_scope
 from .provenance import parse
 from .search import ROW_COLUMNS, where_clause
@@ -105,6 +107,9 @@ def _entry(item: Any, scope: str | None) -> ImportEntry:
     text = item.get("text")
     if not isinstance(text, str) or len(text.strip()) < 2:
         raise ValueError("no text")
+    refused = refusal(text)  # injection phrasing never becomes a memory (distill.trust)
+    if refused:
+        raise ValueError(refused)
     category = item.get("category") if item.get("category") in CATEGORIES else "other"
     try:
         importance = min(1.0, max(0.0, float(item.get("importance"))))
@@ -114,7 +119,8 @@ def _entry(item: Any, scope: str | None) -> ImportEntry:
         importance = 0.7
     metadata = parse(item.get("metadata"))
     row_scope = scope or item.get("scope") or "global"
-    draft = MemoryDraft(text=text, category=category, scope=row_scope, importance=importance, metadata=metadata)
+    draft = keyword_draft(MemoryDraft(text=text, category=category, scope=row_scope, importance=importance,
+                                      metadata=metadata))
     raw_id = item.get("id")
     row_id = raw_id if isinstance(raw_id, str) and 0 < len(raw_id) <= 128 and "'" not in raw_id else None
     ts = as_ms(item.get("timestamp")) if item.get("timestamp") is not None else None

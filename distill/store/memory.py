@@ -41,6 +41,7 @@ from .models import (
     StoreStats,
 )
 from .scrub import scrub_draft
+from ..text.keywords import query_concepts
 from . import fts
 from .search import RELEVANCE_FLOOR, ROW_COLUMNS, hybrid_search, vector_search, where_clause
 
@@ -445,14 +446,16 @@ class MemoryStore:
             def found(n: int) -> list[MemoryHit]:
                 return fts.search(self.table, query, where, n)
         else:
+            concepts = _POOL.submit(query_concepts, query) if mode == "hybrid" else None  # the dictionary loads meanwhile
             qvec = self.embedder.query(query)
             if len(qvec) != self.dim:
                 raise tbl.dim_mismatch(self.settings.table, self.dim, self.embedder.name, len(qvec))
 
             def found(n: int) -> list[MemoryHit]:
-                if mode == "vector":
+                if concepts is None:
                     return vector_search(self.table, qvec, where, n)
-                return hybrid_search(self.table, query, qvec, where, n, floor=floor, pool=_POOL)
+                return hybrid_search(self.table, query, qvec, where, n, floor=floor, pool=_POOL,
+                                     concepts=concepts.result())
         pending = self.access_log().pending()
         raw = found(limit)
         hits = life_rank(raw, pending, include_history=include_history)

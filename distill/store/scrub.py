@@ -9,10 +9,12 @@ from collections import Counter
 from typing import Any
 
 from ..text.redact import forget_values, redact, redact_values
+from ..trust import flag_draft
 from .models import MemoryDraft
 
 
 def scrub_draft(draft: MemoryDraft, counts: Counter) -> MemoryDraft:
+    draft = flag_draft(draft, counts)  # what a person sees is what an agent reads; dangerous ones marked
     text, found, values = redact_values(draft.text)
     counts.update(found)
     metadata = _scrub_value(draft.metadata, counts, values)

@@ -28,6 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import ConfigError
+from ..text.keywords import concept_share, is_chinese, query_concepts
 from .models import CATEGORIES, MemoryHit, check_scope
 from .provenance import parse
 from .table import as_ms
@@ -40,6 +41,10 @@ COS_LOW, COS_HIGH = 0.80, 0.93  # local e5: unrelated ≈ 0.77-0.83, a clear mat
 MARGIN_SPAN = 0.06  # a match stands this far above the mean of the query's candidates → full marks
 W_MEANING, W_MARGIN, W_WORDS = 0.45, 0.30, 0.25
 EXACT_SCORE = 0.95
+# a question in the other language than the memory: e5 puts a match lower (≈ 0.80-0.87 against
+# 0.85-0.93), and the dictionary's shared concepts carry more of the evidence
+COS_LOW_X, COS_HIGH_X = 0.78, 0.88
+W_X_MEANING, W_X_MARGIN, W_X_WORDS = 0.35, 0.25, 0.40
 
 
 def where_clause(scope: str | list[str] | None = None, category: str | None = None,
@@ -119,15 +124,20 @@ def fts_search(table, text: str, where: str | None, limit: int) -> list[MemoryHi
 
 
 def hybrid_search(table, query: str, qvec: np.ndarray, where: str | None, limit: int, *,
-                  floor: float | None = RELEVANCE_FLOOR, pool=None) -> list[MemoryHit]:
-    """Candidates from both searches, ranked by :func:`relevance`; those under ``floor`` dropped."""
+                  floor: float | None = RELEVANCE_FLOOR, pool=None,
+                  concepts: list[list[str]] | None = None) -> list[MemoryHit]:
+    """Candidates from both searches, ranked by :func:`relevance`; those under ``floor`` dropped.
+    ``concepts``: the query's words in both languages (``keywords.query_concepts``), if the
+    caller worked them out already."""
     from .fts import search_rows as lexical_rows  # fts builds on this module
 
     depth = max(limit * 3, 20)
     cols = ROW_COLUMNS + ["vector"]
-    fts = pool.submit(lexical_rows, table, query, where, depth, cols) if pool else None
+    concepts = query_concepts(query) if concepts is None else concepts
+    wide = " ".join([query, *(w for group in concepts for w in group[1:])])  # both languages' words
+    fts = pool.submit(lexical_rows, table, wide, where, depth, cols) if pool else None
     vec_rows = _vector_rows(table, qvec, where, depth, cols)
-    fts_rows = fts.result() if fts else lexical_rows(table, query, where, depth, cols)
+    fts_rows = fts.result() if fts else lexical_rows(table, wide, where, depth, cols)
     rows: dict[str, tuple[dict[str, Any], set[str]]] = {}
     for source, found in (("vector", vec_rows), ("fts", fts_rows)):
         for r in found:
@@ -138,7 +148,8 @@ def hybrid_search(table, query: str, qvec: np.ndarray, where: str | None, limit:
     vecs = np.asarray([r["vector"] for r, _ in ordered], dtype=np.float32)
     vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
     cos = vecs @ (np.asarray(qvec, dtype=np.float32) / max(float(np.linalg.norm(qvec)), 1e-12))
-    scores = relevance(query, [r["text"] or "" for r, _ in ordered], cos, baseline=_baseline(vec_rows))
+    scores = relevance(query, [r["text"] or "" for r, _ in ordered], cos, baseline=_baseline(vec_rows),
+                       concepts=concepts)
     hits = []
     for (row, sources), score in zip(ordered, scores):
         if floor is not None and score < floor:
@@ -202,16 +213,24 @@ def word_overlap(terms: list[tuple[str, float]], text: str) -> float:
     return sum(w for t, w in terms if t in folded) / total
 
 
-def relevance(query: str, texts: list[str], cosines: np.ndarray, *, baseline: float | None) -> list[float]:
-    """0-1 per memory text: meaning, standing out, shared words; an exact entity wins outright."""
+def relevance(query: str, texts: list[str], cosines: np.ndarray, *, baseline: float | None,
+              concepts: list[list[str]] | None = None) -> list[float]:
+    """0-1 per memory text: meaning, standing out, shared words (in the query's language, or
+    through the dictionary in the other one: ``concepts``); an exact entity wins outright."""
     terms, entities = query_terms(query)
     whole = _fold(" ".join(query.split()))
     base = baseline if baseline is not None else COS_LOW
+    query_zh = is_chinese(query)
     out = []
     for text, cos in zip(texts, cosines):
-        meaning = min(max((float(cos) - COS_LOW) / (COS_HIGH - COS_LOW), 0.0), 1.0)
         margin = min(max((float(cos) - base) / MARGIN_SPAN, 0.0), 1.0)
-        score = W_MEANING * meaning + W_MARGIN * margin + W_WORDS * word_overlap(terms, text)
+        shared = concept_share(concepts, text) if concepts else 0.0
+        if concepts and is_chinese(text) != query_zh:
+            meaning = min(max((float(cos) - COS_LOW_X) / (COS_HIGH_X - COS_LOW_X), 0.0), 1.0)
+            score = W_X_MEANING * meaning + W_X_MARGIN * margin + W_X_WORDS * shared
+        else:
+            meaning = min(max((float(cos) - COS_LOW) / (COS_HIGH - COS_LOW), 0.0), 1.0)
+            score = W_MEANING * meaning + W_MARGIN * margin + W_WORDS * max(word_overlap(terms, text), shared)
         folded = _fold(text)
         if (entities and all(e in folded for e in entities)) or (len(whole) >= 6 and whole in folded):
             score = max(score, EXACT_SCORE) + 0.04 * meaning  # exact first; among several, by meaning

