@@ -167,7 +167,7 @@ class Memories:
 
     def recall(self, query: str, limit: int | None = None, scope: str | None = None,
                category: Category | None = None, top_k: int | None = None,
-               agent_filter: str | None = None) -> RecallResult:
+               agent_filter: str | None = None, include_history: bool = False) -> RecallResult:
         query = query.strip()
         if not query:
             raise ToolFailure("query is empty: pass the words to look for")
@@ -176,7 +176,8 @@ class Memories:
         with self._lock:
             store = self.reader()
             hits = [] if store is None else store.search(query, scope=scopes, category=category,
-                                                         limit=max(1, min(limit, 50)))
+                                                         limit=max(1, min(limit, 50)),
+                                                         include_history=include_history, count_use=True)
         where = "every scope" if scopes is None else (scopes if isinstance(scopes, str) else " + ".join(scopes))
         note = (f"{len(hits)} relevant {'memory' if len(hits) == 1 else 'memories'} in {where}" if hits
                 else self._nothing_stored() if store is None else f"nothing relevant to {query!r} in {where}")
@@ -184,7 +185,8 @@ class Memories:
 
     def remember(self, text: str | None = None, category: Category | None = None, importance: float = 0.7,
                  scope: Literal["agent", "global"] = "agent", content: str | None = None,
-                 tags: list[str] | None = None, agent: str | None = None) -> RememberResult:
+                 tags: list[str] | None = None, agent: str | None = None,
+                 replaces: str | None = None) -> RememberResult:
         from .store.models import MemoryDraft
         from .text.keywords import keyword_draft
         from .text.redact import redact
@@ -206,13 +208,16 @@ class Memories:
         draft = keyword_draft(MemoryDraft(text=clean, category=category, scope=target, importance=importance,
                                           metadata=metadata))
         with self._lock:
-            outcome = self.store.add([draft])[0]
+            outcome = self.store.add([draft], replaces=replaces.strip() if replaces else None)[0]
         answer = "added" if outcome.status == "added" else f"duplicate of {outcome.id}"
+        if outcome.relation:
+            answer += f", {outcome.relation} {outcome.related}"
         return RememberResult(ok=True, memory_id=outcome.id, status=outcome.status, answer=answer, id=outcome.id,
                               scope=target, redacted=sorted(found))
 
     def list_facts(self, scope: str | None = None, category: Category | None = None, since: str | None = None,
-                   limit: int = 20, agent: str | None = None, tag: str | None = None) -> FactList:
+                   limit: int = 20, agent: str | None = None, tag: str | None = None,
+                   include_history: bool = False) -> FactList:
         from .store.search import parse_since
 
         try:
@@ -224,7 +229,7 @@ class Memories:
         with self._lock:
             store = self.reader()
             rows = [] if store is None else store.list(scope=scopes, category=category, since_ms=since_ms,
-                                                       limit=None if tag else limit)
+                                                       limit=None if tag else limit, include_history=include_history)
         if tag:  # the Memory MCP server's tags; its "decision" tag is distill's category
             rows = [r for r in rows if tag in _tags(r) or r.category == tag][:limit]
         return FactList(count=len(rows), facts=[_memory(r) for r in rows])
@@ -381,7 +386,8 @@ def build_server(memories: Memories):
          "Search the shared long-term memory (hybrid: meaning + exact words, any language). Returns the most "
          "relevant memories with a 0-1 score and where each came from; nothing when nothing is relevant. "
          "scope: 'global' or 'agent:<id>' (default: global + this agent); category narrows further. "
-         "Also takes the Memory MCP server's top_k (= limit) and agent_filter (= scope agent:<id>).")
+         "Also takes the Memory MCP server's top_k (= limit) and agent_filter (= scope agent:<id>). "
+         "Superseded and archived memories are left out unless include_history.")
     tool(Memories.list_facts,
          "List stored memories, newest first. since: YYYY-MM-DD, an ISO time, or 7d / 12h / 30m ago. "
          "agent: that agent's scope; tag: memories with that tag (or category).")
@@ -394,8 +400,8 @@ def build_server(memories: Memories):
              "Store one durable memory (a fact, decision, preference or pitfall, one self-contained statement). "
              "Secrets are redacted; duplicates are not stored twice (the answer says 'duplicate of <id>'). "
              "scope='agent' keeps it for this agent, 'global' shares it with every agent. text may be passed as "
-             "content; tags are kept (a tag naming a category sets it; default fact); agent records who wrote it.",
-             writes=True)
+             "content; tags are kept (a tag naming a category sets it; default fact); agent records who wrote it. "
+             "replaces: the id of a memory this one corrects (kept as history, no longer recalled).", writes=True)
         tool(Memories.forget, "Delete one memory by id or memory_id (or an unambiguous prefix of at least 8 "
              "characters).",
              writes=True, destructive=True)

@@ -164,8 +164,9 @@ def open_store(settings: Settings):
     return store
 
 
-def store_memories(settings: Settings, memories: list[Memory]) -> tuple[int, int]:
-    """Write through the store's dedup; returns (added, duplicate). Opens nothing if empty."""
+def store_memories(settings: Settings, memories: list[Memory], counters: Counter | None = None) -> tuple[int, int]:
+    """Write through the store's dedup; returns (added, duplicate). Opens nothing if empty.
+    ``counters`` gets how many added memories supersede or contradict a stored one."""
     if not memories:
         return 0, 0
     from .store import MemoryDraft
@@ -173,13 +174,18 @@ def store_memories(settings: Settings, memories: list[Memory]) -> tuple[int, int
 
     drafts = [keyword_draft(MemoryDraft(**m.model_dump())) for m in memories]
     try:
-        outcomes = open_store(settings).add(drafts)
+        store = open_store(settings)
+        judged_before = Counter(store.lifecycle)
+        outcomes = store.add(drafts)
     except DistillError:
         raise
     except Exception as exc:  # LanceDB / OS / embedder: name the store and keep the batch pending
         raise StoreFailed(f"could not write memories to the store at {settings.db} "
                           f"(DISTILL_DB, table {settings.table!r}): {type(exc).__name__}: {exc}") from exc
     added = sum(1 for o in outcomes if o.status == "added")
+    if counters is not None:
+        counters.update(Counter(store.lifecycle) - judged_before)  # judge_calls, judge_failed
+        counters.update(f"memories_{o.relation}" for o in outcomes if o.relation)
     return added, len(outcomes) - added
 
 
@@ -222,7 +228,7 @@ def _process(settings: Settings, path: Path, *, extractor: Extractor, budget: To
             result.memories = _reduce(settings, batch, extractor, candidates, result.counters)
             if progress:
                 progress("store", 0, len(result.memories))
-            added, dup = store_memories(settings, result.memories)
+            added, dup = store_memories(settings, result.memories, result.counters)
             for c in mapped.values():
                 c.status, c.candidates = "stored", []
             if mapped and (state.holds() or not commit):  # a full commit deletes the progress file anyway

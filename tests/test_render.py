@@ -6,7 +6,8 @@ import pytest
 
 from distill.backfill import BackfillReport
 from distill.cli.distill_cmd import DistillOutput, RetryOutput
-from distill.cli.memories import CompactResult, ExportResult, ForgetResult, RowsResult, SearchResult, ShowResult
+from distill.cli.memories import (CompactResult, ExportResult, ForgetResult, HistoryResult, RestoreResult, RowsResult,
+                                  SearchResult, ShowResult, SupersedeResult)
 from distill.cli.queue_cmds import Queued
 from distill.cli.render import RENDERERS, format_size, render, renderer_for
 from distill.cli.tails import StepResult
@@ -17,7 +18,8 @@ from distill.store.models import ImportReport, MemoryHit, MemoryRow, ReembedRepo
 from distill.model import BatchResult, InitResult, RunSummary, StatusResult
 
 RESULTS = [BackfillReport, BatchResult, DistillOutput, RetryOutput, CompactResult, ExportResult, ForgetResult,
-           RowsResult, SearchResult, ShowResult, Queued, StepResult, HookResult, InitResult, StatusResult, Scores,
+           RowsResult, SearchResult, ShowResult, HistoryResult, SupersedeResult, RestoreResult, Queued, StepResult,
+           HookResult, InitResult, StatusResult, Scores,
            DoctorReport, MigrateReport, ImportReport, MemoryHit, MemoryRow, ReembedReport, StoreStats, RunSummary]
 
 

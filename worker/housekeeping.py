@@ -1,4 +1,7 @@
-"""Chores between tasks: prune old ``done/`` entries, compact the store now and then.
+"""Chores between tasks: prune old ``done/`` entries, compact the store now and then, and
+once an hour fold the recalls counted in the access log into the rows and archive what has
+gone cold (``MemoryStore.archive_stale``: ``state: archived``, never deleted; ``distill
+memories restore ID`` brings one back).
 
 Compaction merges the small appends each task makes; it runs only after new memories were
 added and at most every ``worker_compact_interval`` seconds, between tasks, so it never
@@ -15,6 +18,7 @@ from distill.queue import Queue
 
 log = logging.getLogger("distill-worker")
 PRUNE_EVERY_S = 600.0
+ARCHIVE_EVERY_S = 3600.0
 
 
 class Housekeeping:
@@ -23,6 +27,7 @@ class Housekeeping:
         self.queue = queue
         self._last_prune = 0.0
         self._last_compact = time.monotonic()
+        self._last_archive = time.monotonic()
         self._added_since_compact = 0
 
     def note_added(self, memories: int) -> None:
@@ -30,7 +35,7 @@ class Housekeeping:
 
     def due_in(self) -> float:
         now = time.monotonic()
-        next_prune = self._last_prune + PRUNE_EVERY_S - now
+        next_prune = min(self._last_prune + PRUNE_EVERY_S, self._last_archive + ARCHIVE_EVERY_S) - now
         if self._added_since_compact:
             return max(0.0, min(next_prune, self._last_compact + self.settings.worker_compact_interval - now))
         return max(0.0, next_prune)
@@ -43,9 +48,26 @@ class Housekeeping:
             if removed:
                 log.info("housekeeping: pruned %d done tasks older than %g days", removed,
                          self.settings.worker_done_retention_days)
+        if now - self._last_archive >= ARCHIVE_EVERY_S:
+            self._last_archive = now
+            self.archive()
         if self._added_since_compact and now - self._last_compact >= self.settings.worker_compact_interval:
             self._last_compact = now
             self.compact()
+
+    def archive(self) -> None:
+        """Fold counted recalls in and archive stale rows; a store with no table is left alone."""
+        try:
+            from distill.store import MemoryStore
+
+            if MemoryStore.open_existing(self.settings, check_embedder=False) is None:
+                return
+            archived = MemoryStore.open(self.settings, check_embedder=False).archive_stale()
+            if archived:
+                log.info("housekeeping: archived %d memories gone cold (restore: distill memories restore ID)",
+                         len(archived))
+        except Exception as exc:  # noqa: BLE001 - retried next hour, never fatal
+            log.warning("housekeeping: archive pass failed (will retry later): %s: %s", type(exc).__name__, exc)
 
     def compact(self) -> None:
         try:

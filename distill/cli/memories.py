@@ -1,4 +1,4 @@
-"""``distill memories list|show|search|stats|forget|export|import|reembed|compact|doctor|migrate``.
+"""``distill memories list|show|history|search|supersede|restore|stats|forget|export|import|reembed|compact|doctor|migrate``.
 
 Nothing heavy is imported here at module level: LanceDB and the embedder load inside the
 handlers.
@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..errors import ConfigError
+from ..errors import ConfigError, DistillError
 from . import command
 
 CATEGORY_CHOICES = ["preference", "fact", "decision", "entity", "other"]
@@ -29,9 +29,21 @@ def register(sub: Any) -> None:
     p.add_argument("--since", help="only memories stored since: YYYY-MM-DD, ISO time, or 7d / 12h / 30m ago")
     p.add_argument("--limit", type=positive_int, default=50, help="at most this many (default 50)")
     p.add_argument("--full", action="store_true", help="whole text and provenance of each memory")
+    _history_flag(p)
 
-    p = command(msub, "show", handle_show, "one memory in full, with where it came from")
-    p.add_argument("id", help="the id or an unambiguous prefix (>= 8 characters)")
+    p = command(msub, "show", handle_show, "one memory in full, with where it came from and its history")
+    _id(p)
+
+    _id(command(msub, "history", handle_history,
+                "a memory's chain, oldest first: what it superseded, what superseded it, what contradicts it"))
+
+    p = command(msub, "supersede", handle_supersede,
+                "mark OLD as replaced by NEW (both stored): OLD is kept as history and no longer recalled")
+    p.add_argument("old", help="id (prefix) of the memory that no longer holds")
+    p.add_argument("--by", required=True, metavar="NEW", help="id (prefix) of the memory that replaces it")
+
+    _id(command(msub, "restore", handle_restore,
+                "make an archived or superseded memory current again (recalled as before)"))
 
     p = command(msub, "search", handle_search,
                 "search memories: hybrid shows only relevant hits, scored 0-100 %% (vector: cosine, fts: BM25)")
@@ -39,15 +51,17 @@ def register(sub: Any) -> None:
     p.add_argument("--mode", choices=["vector", "fts", "hybrid"], default="hybrid")
     _filters(p)
     p.add_argument("--limit", type=positive_int, default=10, help="at most this many (default 10)")
+    _history_flag(p)
 
     command(msub, "stats", handle_stats, "counts by scope and category, size on disk")
 
     p = command(msub, "forget", handle_forget, "delete one memory by id (prefix of at least 8 characters)")
-    p.add_argument("id", help="the id or an unambiguous prefix (>= 8 characters)")
+    _id(p)
 
     p = command(msub, "export", handle_export, "write memories as memory-pro export JSON")
     _filters(p)
     p.add_argument("--output", "-o", help="file to write (default: standard output)")
+    _history_flag(p)
 
     p = command(msub, "import", handle_import, "import a memory-pro export JSON file (deduplicated)")
     p.add_argument("file", help="JSON file: {\"memories\": [{\"text\", \"category\", \"importance\", ...}]}")
@@ -74,6 +88,15 @@ def register(sub: Any) -> None:
 def _filters(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scope", help="global or agent:<id>")
     p.add_argument("--category", choices=CATEGORY_CHOICES)
+
+
+def _id(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id", help="the id or an unambiguous prefix (>= 8 characters)")
+
+
+def _history_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--include-history", action="store_true",
+                   help="also memories that are no longer current (superseded, invalidated by the plugin, archived)")
 
 
 def positive_int(value: str) -> int:
@@ -123,6 +146,24 @@ class SearchResult(BaseModel):
 class ShowResult(BaseModel):
     memory: dict
     provenance: dict
+    chain: list[dict] = []  # the memory's history, oldest first (itself included)
+
+
+class HistoryResult(BaseModel):
+    id: str
+    count: int
+    memories: list[dict]
+    full: bool = True
+
+
+class SupersedeResult(BaseModel):
+    superseded: dict
+    by: dict
+
+
+class RestoreResult(BaseModel):
+    restored: dict
+    note: str | None = None
 
 
 class ForgetResult(BaseModel):
@@ -147,15 +188,48 @@ def handle_list(settings, args) -> RowsResult:
 
     scope = _scope(args)
     rows = _open(settings, embeds=False, read_only=True).list(scope=scope, category=args.category,
-                                since_ms=parse_since(args.since), limit=args.limit)
+                                since_ms=parse_since(args.since), limit=args.limit,
+                                include_history=args.include_history)
     return RowsResult(count=len(rows), memories=[r.model_dump() for r in rows], full=args.full)
 
 
 def handle_show(settings, args) -> ShowResult:
     from ..store.search import provenance_of
 
-    row = _open(settings, embeds=False, read_only=True).get(args.id)
-    return ShowResult(memory=row.model_dump(), provenance=provenance_of(row.metadata))
+    store = _open(settings, embeds=False, read_only=True)
+    row = store.get(args.id)
+    chain = store.history(row.id)
+    return ShowResult(memory=row.model_dump(), provenance=provenance_of(row.metadata),
+                      chain=[r.model_dump() for r in chain] if len(chain) > 1 else [])
+
+
+def handle_history(settings, args) -> HistoryResult:
+    rows = _open(settings, embeds=False, read_only=True).history(args.id)
+    return HistoryResult(id=rows[0].id if len(rows) == 1 else args.id, count=len(rows),
+                         memories=[r.model_dump() for r in rows])
+
+
+def handle_supersede(settings, args) -> SupersedeResult:
+    old, new = _open(settings, embeds=False).supersede(args.old, args.by)
+    return SupersedeResult(superseded=old.model_dump(), by=new.model_dump())
+
+
+def handle_restore(settings, args) -> RestoreResult:
+    from ..store.lifecycle import is_current
+
+    store = _open(settings, embeds=False)
+    row = store.restore(args.id)
+    note = None
+    newer = row.metadata.get("superseded_by")
+    if isinstance(newer, str):
+        try:
+            replacement = store.get(newer)
+        except DistillError:
+            replacement = None
+        if replacement is not None and is_current(replacement.metadata, replacement.timestamp):
+            note = (f"{newer} (which superseded it) is still current too: "
+                    f"`distill memories supersede {newer[:8]} --by {row.id[:8]}` to make this one the rule again")
+    return RestoreResult(restored=row.model_dump(), note=note)
 
 
 def handle_search(settings, args) -> SearchResult:
@@ -163,7 +237,8 @@ def handle_search(settings, args) -> SearchResult:
 
     scope = _scope(args)
     hits = _open(settings, read_only=True).search(args.query, mode=args.mode, scope=scope,
-                                  category=args.category, limit=args.limit)
+                                  category=args.category, limit=args.limit,
+                                  include_history=args.include_history)
     return SearchResult(query=args.query, mode=args.mode, floor=RELEVANCE_FLOOR if args.mode == "hybrid" else None,
                         count=len(hits), memories=[h.model_dump() for h in hits])
 
@@ -181,7 +256,8 @@ def handle_export(settings, args) -> ExportResult:
     from ..store.interchange import dumps
 
     scope = _scope(args)
-    doc = _open(settings, embeds=False, read_only=True).export(scope=scope, category=args.category)
+    doc = _open(settings, embeds=False, read_only=True).export(scope=scope, category=args.category,
+                                                               include_history=args.include_history)
     if args.output:  # as `memory-pro export --output`: the JSON, no trailing newline
         out = Path(args.output)
         try:
@@ -251,3 +327,4 @@ def handle_migrate(settings, args):
     from ..store.doctor import migrate
 
     return migrate(settings)
+

@@ -58,9 +58,18 @@ def summary_line(s) -> str:
     dropped = "".join(f", {n} {why}" for why, n in s.dropped().items() if n) + summary_note(s.counters)
     return (
         f"{s.action}: {s.files} files, {s.bytes} bytes, {s.turns} turns, "
-        f"{s.memories_added} memories added, {s.memories_duplicate} skipped as duplicate{dropped}, "
+        f"{s.memories_added} memories added{_lifecycle_note(s.counters)}, "
+        f"{s.memories_duplicate} skipped as duplicate{dropped}, "
         f"{s.llm_calls} LLM calls, {s.tokens} tokens, {s.seconds:.2f} s"
     )
+
+
+def _lifecycle_note(counters: dict) -> str:
+    """How many added memories replace or contradict a stored one (``distill memories history ID``)."""
+    parts = [f"{n} superseding an older one" for n in [counters.get("memories_supersedes", 0)] if n]
+    parts += [f"{n} contradicting a stored one (kept both: `distill memories history ID`)"
+              for n in [counters.get("memories_contradicts", 0)] if n]
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def set_aside_note(s) -> str:
@@ -254,7 +263,29 @@ def memory_full(m: dict) -> str:
         ranges.setdefault(str(f), [])
     for f, spans in ranges.items():
         lines.append(f"  -- file: {f}" + (f" bytes {' '.join(spans)}" if spans else ""))
+    lines.extend(f"  -- {line}" for line in lifecycle_lines(m))
     return "\n".join(lines)
+
+
+def lifecycle_lines(m: dict) -> list[str]:
+    """A row's place in its history, in the plugin's terms (distill.store.lifecycle)."""
+    from ..store.lifecycle import lifecycle_of, now_ms
+
+    md = m.get("metadata") or {}
+    life = lifecycle_of(md, m.get("timestamp"))
+    at = now_ms()
+    status = ("current" if life.current_at(at) else "archived" if life.state == "archived"
+              else f"superseded {_when(life.invalidated_at)}" if life.invalidated_at and life.invalidated_at <= at
+              else f"not yet valid (from {_when(life.valid_from)})")
+    lines = [f"status: {status}" + (f"; fact_key {life.fact_key}" if md.get("fact_key") else "")
+             + (f"; recalled {life.access_count}x, last {_when(life.last_accessed_at)}" if life.access_count else "")]
+    if life.supersedes:
+        lines.append(f"supersedes {life.supersedes} (valid from {_when(life.valid_from)})")
+    if life.superseded_by:
+        lines.append(f"superseded by {life.superseded_by}")
+    lines += [f"{r['type'].replace('_', ' ')} {r['targetId']}" for r in life.relations
+              if r["type"] not in ("supersedes", "superseded_by")]
+    return lines
 
 
 def _rows_dicts(rows) -> list[dict]:
@@ -299,7 +330,35 @@ def _search(r) -> str:
 
 @renders("ShowResult")
 def _show(r) -> str:
-    return memory_full(_rows_dicts([r.memory])[0])
+    out = memory_full(_rows_dicts([r.memory])[0])
+    chain = [m for m in _rows_dicts(r.chain) if m["id"] != r.memory["id"]]
+    if chain:
+        out += "\n  history (oldest first; `distill memories history ID` for each in full):\n" + "\n".join(
+            f"    {lifecycle_lines(m)[0].split(';')[0]:<30} {memory_line(m)}" for m in chain)
+    return out
+
+
+@renders("HistoryResult")
+def _history(r) -> str:
+    from ..store.models import MemoryRow
+
+    rows = [MemoryRow(**m).model_dump() for m in r.memories]
+    if len(rows) == 1:
+        return memory_full(rows[0]) + "\n  (no other version: nothing superseded, replaced or contradicts it)"
+    return "\n\n".join(memory_full(m) for m in rows)
+
+
+@renders("SupersedeResult")
+def _supersede(r) -> str:
+    return (f"superseded {memory_line(r.superseded)}\n"
+            f"        by {memory_line(r.by)}\n"
+            "the old one is kept as history: `distill memories restore ID` brings it back")
+
+
+@renders("RestoreResult")
+def _restore(r) -> str:
+    out = f"restored {memory_line(r.restored)}\n  {lifecycle_lines(r.restored)[0]}"
+    return out + (f"\nnote: {r.note}" if r.note else "")
 
 
 @renders("ForgetResult")

@@ -10,6 +10,7 @@ through this class (daemon, cron, backfill, CLI).
 
 from __future__ import annotations
 
+import builtins
 import time
 import uuid
 from collections import Counter
@@ -22,9 +23,11 @@ import numpy as np
 
 from ..errors import ConfigError, SchemaMismatch
 from ..lock import FileLock
+from . import lifecycle as life
 from . import provenance as prov
 from . import table as tbl
 from .dedup import NEAREST, Verdict, content_hash, decide
+from .relate import LLM_PAIRS, Decision, band_floor, make_judge, relate
 from .dedup_index import DedupIndex, cosines
 from .embedders import Embedder, for_table, known_dim, make_embedder
 from .embedders import label as embedder_label
@@ -62,6 +65,8 @@ class MemoryStore:
         self.dim = tbl.vector_dim(table.schema) if table is not None else self.embedder.dim
         self.index = DedupIndex(self.dim)
         self.redacted: Counter = Counter()  # secrets removed from drafts, by kind
+        self.lifecycle: Counter = Counter()  # judge_calls / judge_failed: the model asked about the band
+        self._judge: Any = None if settings.llm == "rules" else "unmade"
 
     # ---------------------------------------------------------------- opening
     @classmethod
@@ -140,9 +145,17 @@ class MemoryStore:
         return vecs
 
     # ---------------------------------------------------------------- writing
-    def add(self, drafts: list[MemoryDraft]) -> list[AddOutcome]:
-        """Store what is new, record provenance on what is not; one commit per call."""
+    def add(self, drafts: list[MemoryDraft], *, replaces: str | None = None) -> list[AddOutcome]:
+        """Store what is new, record provenance on what is not; one commit per call.
+
+        A new memory that restates a stored one with another value supersedes it (the old row
+        is kept as history, see :mod:`.lifecycle`); ``replaces`` (an id or prefix, one draft)
+        says so for it: a person's or an agent's correction."""
         drafts = [d if isinstance(d, MemoryDraft) else MemoryDraft.model_validate(d) for d in drafts]
+        if replaces is not None:
+            if len(drafts) != 1:
+                raise ValueError("replaces names the row one new memory supersedes: pass one draft")
+            return self._add(drafts, replaces=self._one_by_prefix(replaces)["id"])
         return self._add(drafts)
 
     def check(self, drafts: list[MemoryDraft]) -> list[AddOutcome]:
@@ -172,26 +185,64 @@ class MemoryStore:
             self.index.refresh(self.table)
 
     def _add(self, drafts: list[MemoryDraft], *, ids: list[str | None] | None = None,
-             timestamps: list[int | None] | None = None, dry_run: bool = False) -> list[AddOutcome]:
+             timestamps: list[int | None] | None = None, dry_run: bool = False,
+             replaces: str | None = None) -> list[AddOutcome]:
         if not drafts:
             return []
         drafts = [scrub_draft(d, self.redacted) for d in drafts]
         vecs = self._passages([d.text for d in drafts])
+        ids = ids or [None] * len(drafts)
+        timestamps = timestamps or [None] * len(drafts)
         if dry_run:  # decisions only: no lock, nothing written (see _refresh)
             self._refresh()
-            return self._decide_and_write(drafts, vecs, ids or [None] * len(drafts),
-                                          timestamps or [None] * len(drafts), dry_run=True)
+            return self._decide_and_write(drafts, vecs, ids, timestamps, dry_run=True)
         if self.table is None:
             raise ConfigError(f"there is no table {self.settings.table!r} in {self.settings.db} to write to")
+        judged = self._judge_band(drafts, vecs) if replaces is None else {}
         with self._lock(self.settings):
             self.index.refresh(self.table)
-            return self._decide_and_write(drafts, vecs, ids or [None] * len(drafts),
-                                          timestamps or [None] * len(drafts), dry_run)
+            return self._decide_and_write(drafts, vecs, ids, timestamps, dry_run, judged=judged, replaces=replaces)
 
-    def _decide_and_write(self, drafts, vecs, ids, timestamps, dry_run) -> list[AddOutcome]:
+    def _judge_band(self, drafts, vecs) -> dict[int, dict[str, tuple[Any, str]]]:
+        """With an LLM configured: the model's relation for each draft and its nearest stored row
+        in the uncertain band, asked before the write lock is taken (a call takes seconds). A row
+        written meanwhile by another process is decided by the rule."""
+        if self._judge is None:
+            return {}
+        if self._judge == "unmade":
+            self._judge = make_judge(self.settings)
+        self._refresh()
+        floor = band_floor(self.settings.dedup_thresholds())
+        out: dict[int, dict[str, tuple[Any, str]]] = {}
+        asked = 0
+        for i, cands in enumerate(self._existing_candidates(drafts, vecs)):
+            sidx = self.index.scope(drafts[i].scope)
+            if sidx.exact(content_hash(drafts[i].text)) is not None:
+                continue
+            near = [c for c in cands if c.cosine >= floor]
+            if not near or asked >= LLM_PAIRS:
+                continue
+            best = max(near, key=lambda c: c.cosine)
+            asked += 1
+            self.lifecycle["judge_calls"] += 1
+            answer = self._judge(drafts[i].text, best.text)
+            if answer is None:
+                self.lifecycle["judge_failed"] += 1
+                continue
+            out[i] = {best.id: answer}
+        return out
+
+    def _decide(self, i, d, pool, thresholds, exact_id, current, judged, replaces) -> Decision:
+        if replaces is not None:
+            return Decision("supersedes", replaces, "replaces (given)")
+        return relate(d.text, pool, thresholds, exact_id=exact_id, current=current, judged=judged.get(i))
+
+    def _decide_and_write(self, drafts, vecs, ids, timestamps, dry_run, *, judged=None,
+                          replaces: str | None = None) -> list[AddOutcome]:
         thresholds = self.settings.dedup_thresholds()
         hashes = [content_hash(d.text) for d in drafts]
         candidates = self._existing_candidates(drafts, vecs)
+        rows_now = self._lifecycle_rows(candidates, band_floor(thresholds), replaces)
         now = now_ms()
         outcomes: list[AddOutcome] = []
         new_rows: list[dict[str, Any]] = []
@@ -200,16 +251,31 @@ class MemoryStore:
         row_ids: dict[int, str] = {}
         intra = cosines(vecs, vecs)
         batch_md: dict[str, dict[str, Any]] = {}
+        ties: list[tuple[str, str, Decision, int]] = []  # (new row id, old row id, decision, draft index)
+        replaced: set[str] = set()  # rows superseded by this call
         for i, d in enumerate(drafts):
             sidx = self.index.scope(d.scope)
-            target, reason = None, None
+            target, reason, decision = None, None, None
             if ids[i] and (ids[i] in self.index.all_ids or ids[i] in batch_md):
                 target, reason = ids[i], "id"
             else:
                 pool = candidates[i] + _batch_candidates(batch.get(d.scope, []), intra[i], row_ids, drafts)
-                verdict = decide(d.text, pool, thresholds, exact_id=sidx.exact(hashes[i]))
-                if verdict.duplicate:
-                    target, reason = verdict.id, verdict.reason
+                when = timestamps[i] or now
+
+                def current(row_id: str, when: int = when) -> bool:
+                    if row_id in replaced:
+                        return False
+                    if row_id in batch_md:
+                        return True
+                    row = rows_now.get(row_id)
+                    return row is not None and row[0] and row[1] <= when  # never supersede a newer row
+
+                decision = self._decide(i, d, pool, thresholds, sidx.exact(hashes[i]), current,
+                                        judged or {}, replaces)
+                if decision.relation == "same":
+                    target, reason = decision.id, decision.reason
+                elif decision.relation == "supersedes" and decision.id:
+                    replaced.add(decision.id)
             if target is not None:
                 outcomes.append(AddOutcome(status="duplicate", id=target, reason=reason))
                 if target in batch_md:
@@ -220,6 +286,8 @@ class MemoryStore:
                 continue
             row_id = ids[i] or str(uuid.uuid4())
             batch_md[row_id] = prov.for_new_row(d.metadata, hashes[i], self.embedder.name, now)
+            if decision is not None and decision.relation in ("supersedes", "contradicts") and decision.id:
+                ties.append((row_id, decision.id, decision, i))
             batch.setdefault(d.scope, []).append(i)
             row_ids[i] = row_id
             new_rows.append({"id": row_id, "text": d.text, "vector": vecs[i], "category": d.category,
@@ -227,11 +295,17 @@ class MemoryStore:
                              "timestamp": timestamps[i] if timestamps[i] else now})
             self.index.put(row_id, d.scope, d.text, vecs[i], hashes[i])
             outcomes.append(AddOutcome(status="added", id=row_id))
+        for new_id, old_id, decision, _ in ties:
+            kind = decision.relation
+            outcome = next(o for o in outcomes if o.id == new_id and o.status == "added")
+            outcome.relation, outcome.related, outcome.reason = kind, old_id, decision.reason  # type: ignore[assignment]
         if dry_run:
             for r in new_rows:
                 self.index.drop(r["id"])
             return outcomes
         updates = self._duplicate_updates(targets, drafts, hashes, now)
+        self._tie(ties, batch_md, updates, drafts, now)
+        aside = self._fold_access(updates) if new_rows or updates else None
         for r in new_rows:
             r["metadata"] = prov.dump(batch_md[r["id"]])
         try:
@@ -241,7 +315,59 @@ class MemoryStore:
                 self.index.drop(r["id"])
             self.index.version = None
             raise
+        life.AccessLog.done(aside)
         return outcomes
+
+    def _lifecycle_rows(self, candidates, floor: float, replaces: str | None) -> dict[str, tuple[bool, int]]:
+        """id → (current?, its timestamp) for the stored rows a draft could supersede or contradict."""
+        wanted = sorted({c.id for cands in candidates for c in cands if c.cosine >= floor} | (
+            {replaces} if replaces else set()))
+        if not wanted or self.table is None:
+            return {}
+        at = now_ms()
+        out = {}
+        for r in self._rows_by_id(wanted, ["id", "metadata", "timestamp"]):
+            ts = tbl.as_ms(r.get("timestamp"))
+            out[r["id"]] = (life.lifecycle_of(prov.parse(r.get("metadata")), ts).current_at(at), ts)
+        return out
+
+    def _tie(self, ties, batch_md, updates, drafts, now) -> None:
+        """Write each supersede / contradiction into both rows' metadata (the plugin's keys)."""
+        if not ties:
+            return
+        stored = {r["id"]: r for r in self._rows_by_id(
+            sorted({old for _, old, _, _ in ties if old not in batch_md}), ["id", "metadata", "timestamp", "category"])}
+        for new_id, old_id, decision, i in ties:
+            if decision.relation == "contradicts":
+                batch_md[new_id] = life.contradicting(batch_md[new_id], other=old_id)
+                continue
+            row = stored.get(old_id)
+            old_md = batch_md.get(old_id) or updates.get(old_id) or prov.parse(row.get("metadata") if row else None)
+            key = life.chain_fact_key(old_md, tbl.as_ms(row.get("timestamp")) if row else now,
+                                      (row or {}).get("category") or drafts[i].category, "", old_id)
+            batch_md[new_id] = life.superseding(batch_md[new_id], replaces=old_id, fact_key=key, at=now)
+            patched = life.superseded(old_md, by=new_id, fact_key=key, at=now)
+            if old_id in batch_md:
+                batch_md[old_id] = patched
+            elif row is not None:
+                updates[old_id] = patched
+
+    def _fold_access(self, updates: dict[str, dict[str, Any]]) -> Path | None:
+        """Fold the recalls counted since the last write into this commit (see ``AccessLog``)."""
+        tally, aside = self.access_log().take()
+        if not tally:
+            return aside
+        rows = {r["id"]: r for r in self._rows_by_id(sorted(tally), ["id", "metadata", "timestamp"])}
+        for row_id, (count, last) in tally.items():
+            row = rows.get(row_id)
+            if row is None:
+                continue  # forgotten since
+            base = updates.get(row_id, prov.parse(row.get("metadata")))
+            updates[row_id] = life.with_access(base, tbl.as_ms(row.get("timestamp")), count, last)
+        return aside
+
+    def access_log(self) -> life.AccessLog:
+        return life.AccessLog(self.settings.state.access_log(self.settings.table))
 
     def _existing_candidates(self, drafts, vecs) -> list[list]:
         """Nearest stored rows per draft, one matrix product per scope."""
@@ -307,32 +433,54 @@ class MemoryStore:
     # ---------------------------------------------------------------- reading
     def search(self, query: str, *, mode: Literal["vector", "fts", "hybrid"] = "hybrid",
                scope: str | list[str] | None = None, category: str | None = None, limit: int = 10,
-               floor: float | None = RELEVANCE_FLOOR) -> list[MemoryHit]:
-        """``hybrid`` scores are 0-1 relevance and hits under ``floor`` are left out (search.py)."""
+               floor: float | None = RELEVANCE_FLOOR, include_history: bool = False,
+               count_use: bool = False) -> list[MemoryHit]:
+        """``hybrid`` scores are 0-1 relevance and hits under ``floor`` are left out (search.py).
+
+        Only current rows (:mod:`.lifecycle`) unless ``include_history``; among those, the order
+        is relevance times the plugin's decay boost (use and recency). ``count_use`` (MCP
+        recall) counts each returned hit as one use, in the access log, not the table."""
         where = where_clause(scope, category)
         limit = max(1, int(limit))
         if mode == "fts":
-            return fts.search(self.table, query, where, limit)
-        concepts = _POOL.submit(query_concepts, query) if mode == "hybrid" else None  # the dictionary loads meanwhile
-        qvec = self.embedder.query(query)
-        if len(qvec) != self.dim:
-            raise tbl.dim_mismatch(self.settings.table, self.dim, self.embedder.name, len(qvec))
-        if concepts is None:
-            return vector_search(self.table, qvec, where, limit)
-        return hybrid_search(self.table, query, qvec, where, limit, floor=floor, pool=_POOL,
-                             concepts=concepts.result())
+            def found(n: int) -> list[MemoryHit]:
+                return fts.search(self.table, query, where, n)
+        else:
+            concepts = _POOL.submit(query_concepts, query) if mode == "hybrid" else None  # the dictionary loads meanwhile
+            qvec = self.embedder.query(query)
+            if len(qvec) != self.dim:
+                raise tbl.dim_mismatch(self.settings.table, self.dim, self.embedder.name, len(qvec))
+
+            def found(n: int) -> list[MemoryHit]:
+                if concepts is None:
+                    return vector_search(self.table, qvec, where, n)
+                return hybrid_search(self.table, query, qvec, where, n, floor=floor, pool=_POOL,
+                                     concepts=concepts.result())
+        pending = self.access_log().pending()
+        raw = found(limit)
+        hits = life_rank(raw, pending, include_history=include_history)
+        if len(hits) < len(raw) == limit:  # history rows took places: look deeper once
+            hits = life_rank(found(limit + 2 * (len(raw) - len(hits)) + 10), pending)
+        hits = hits[:limit]
+        if count_use:
+            self.access_log().record([h.id for h in hits])
+        return hits
 
     def list(self, *, scope: str | list[str] | None = None, category: str | None = None, since_ms: int | None = None,
-             limit: int | None = 50) -> list[MemoryRow]:
-        """Newest first."""
+             limit: int | None = 50, include_history: bool = False) -> list[MemoryRow]:
+        """Newest first; current rows only unless ``include_history``."""
         ts_float = _ts_is_float(self.table.schema)
         where = where_clause(scope, category, since_ms, ts_is_float=ts_float)
         if limit is None:
             q = self.table.search().select(ROW_COLUMNS)
             rows = (q.where(where) if where else q).to_list()
-        else:  # find the newest ids on two small columns, then read only those rows
-            q = self.table.search().select(["id", "timestamp"])
+            if not include_history:
+                rows = [r for r in rows if _current(r)]
+        else:  # find the newest ids on small columns, then read only those rows
+            q = self.table.search().select(["id", "timestamp", "metadata"])
             keys = (q.where(where) if where else q).to_list()
+            if not include_history:
+                keys = [k for k in keys if _current(k)]
             keys.sort(key=lambda r: -tbl.as_ms(r.get("timestamp")))
             rows = self._rows_by_id([k["id"] for k in keys[: max(0, int(limit))]], ROW_COLUMNS)
         rows.sort(key=lambda r: (-tbl.as_ms(r.get("timestamp")), r["id"]))
@@ -381,11 +529,97 @@ class MemoryStore:
             raise SchemaMismatch(f"{prefix!r} matches {len(rows)} memories ({shown}); give a longer prefix")
         return rows[0]
 
+    # ---------------------------------------------------------------- lifecycle (see lifecycle.py)
+    def supersede(self, old_prefix: str, new_prefix: str) -> tuple[MemoryRow, MemoryRow]:
+        """A person's correction: ``new`` replaces ``old`` (both stored). Nothing is deleted."""
+        with self._lock(self.settings):
+            old, new = self._one_by_prefix(old_prefix), self._one_by_prefix(new_prefix)
+            if old["id"] == new["id"]:
+                raise SchemaMismatch(f"{old_prefix!r} and {new_prefix!r} are the same memory: name two")
+            at = now_ms()
+            old_md, new_md = prov.parse(old.get("metadata")), prov.parse(new.get("metadata"))
+            key = life.chain_fact_key(old_md, tbl.as_ms(old.get("timestamp")), old.get("category") or "other",
+                                      old.get("text") or "", old["id"])
+            updates = {old["id"]: life.superseded(old_md, by=new["id"], fact_key=key, at=at),
+                       new["id"]: life.superseding(new_md, replaces=old["id"], fact_key=key, at=at)}
+            self._write([], updates)
+        return _row({**old, "metadata": prov.dump(updates[old["id"]])}), _row({**new, "metadata": prov.dump(updates[new["id"]])})
+
+    def restore(self, id_prefix: str) -> MemoryRow:
+        """Make an archived or superseded row current again (the history links stay)."""
+        with self._lock(self.settings):
+            row = self._one_by_prefix(id_prefix)
+            md = life.restored(prov.parse(row.get("metadata")))
+            self._write([], {row["id"]: md})
+        return _row({**row, "metadata": prov.dump(md)})
+
+    def history(self, id_prefix: str, limit: int = 50) -> "builtins.list[MemoryRow]":
+        """The row's chain, oldest first: what it superseded and what superseded it, following
+        ``supersedes`` / ``superseded_by`` both ways, then the rows related to any of them
+        (``contradicts``)."""
+        start = self._one_by_prefix(id_prefix)
+        rows = {start["id"]: start}
+        frontier = [start]
+        while frontier and len(rows) < limit:
+            links: set[Any] = set()
+            for r in frontier:
+                md = prov.parse(r.get("metadata"))
+                links |= {md.get("supersedes"), md.get("superseded_by")}
+                links |= {rel["targetId"] for rel in life.relations_of(md)}
+            links = {x for x in links if isinstance(x, str) and x not in rows}
+            frontier = self._rows_by_id(sorted(links), ROW_COLUMNS) if links else []
+            rows.update((r["id"], r) for r in frontier)
+        mention = " OR ".join(f"metadata LIKE '%{i.replace(chr(39), chr(39) * 2)}%'" for i in rows)
+        pointing = [r for r in self.table.search().where(mention).select(ROW_COLUMNS).to_list()
+                    if r["id"] not in rows and any(
+                        rel["targetId"] in rows for rel in life.relations_of(prov.parse(r.get("metadata"))))]
+        rows.update((r["id"], r) for r in pointing[: max(0, limit - len(rows))])
+
+        def order(r: dict[str, Any]) -> tuple[int, int, str]:
+            state = life.lifecycle_of(prov.parse(r.get("metadata")), tbl.as_ms(r.get("timestamp")))
+            return state.valid_from, state.invalidated_at or 2**62, r["id"]  # a replaced row before its successor
+        return [_row(r) for r in sorted(rows.values(), key=order)]
+
+    def fold_access(self) -> int:
+        """Write the recalls counted in the access log into the rows; how many rows changed."""
+        with self._lock(self.settings):
+            updates: dict[str, dict[str, Any]] = {}
+            aside = self._fold_access(updates)
+            self._write([], updates)
+            life.AccessLog.done(aside)
+        return len(updates)
+
+    def archive_stale(self, at: int | None = None) -> "builtins.list[str]":
+        """Archive the current rows the decay engine calls stale (``state: archived``; never
+        deleted, ``restore`` brings one back). Recalls still in the access log count first."""
+        at = now_ms() if at is None else at
+        with self._lock(self.settings):
+            updates: dict[str, dict[str, Any]] = {}
+            aside = self._fold_access(updates)
+            rows = self.table.search().select(["id", "metadata", "timestamp", "importance"]).to_list()
+            archived: builtins.list[str] = []
+            for r in rows:
+                md = updates.get(r["id"]) or prov.parse(r.get("metadata"))
+                ts = tbl.as_ms(r.get("timestamp"))
+                state = life.lifecycle_of(md, ts)
+                importance = float(r.get("importance") if r.get("importance") is not None else 0.7)
+                if state.current_at(at) and life.is_stale(state, importance, ts, at):
+                    updates[r["id"]] = life.archived(md, at=at, reason="stale: unused and old (decay engine)")
+                    archived.append(r["id"])
+            self._write([], updates)
+            life.AccessLog.done(aside)
+        return archived
+
     # ---------------------------------------------------------------- interchange
-    def export(self, *, scope: str | None = None, category: str | None = None) -> dict[str, Any]:
+    def export(self, *, scope: str | None = None, category: str | None = None,
+               include_history: bool = False) -> dict[str, Any]:
+        """Current rows only unless ``include_history`` (then every row, as ``memory-pro export``)."""
         from .interchange import export_document, export_rows
 
-        return export_document(export_rows(self.table, scope, category), scope, category)
+        rows = export_rows(self.table, scope, category)
+        if not include_history:
+            rows = [r for r in rows if _current(r)]
+        return export_document(rows, scope, category)
 
     def import_(self, data: dict[str, Any], *, scope: str | None = None, dry_run: bool = False) -> ImportReport:
         from .interchange import parse_document
@@ -446,6 +680,29 @@ def _batch_candidates(earlier: list[int], sims: np.ndarray, row_ids: dict[int, s
     idx = np.asarray(earlier)
     best = idx[np.argsort(-sims[idx])[:NEAREST]]
     return [Candidate(row_ids[j], drafts[j].text, float(sims[j])) for j in best]
+
+
+def _current(r: dict[str, Any], at: int | None = None) -> bool:
+    return life.is_current(prov.parse(r.get("metadata")), tbl.as_ms(r.get("timestamp")), at)
+
+
+def life_rank(hits: list[MemoryHit], pending: dict[str, tuple[int, int]], *,
+              include_history: bool = False) -> list[MemoryHit]:
+    """Leave out rows that are not current (unless asked), then order by relevance times the
+    decay engine's boost, counting the uses still waiting in the access log."""
+    at = now_ms()
+    ranked = []
+    for h in hits:
+        state = life.lifecycle_of(h.metadata, h.timestamp)
+        if not include_history and not state.current_at(at):
+            continue
+        md = h.metadata
+        if h.id in pending:
+            md = life.with_access(md, h.timestamp, *pending[h.id])
+            state = life.lifecycle_of(md, h.timestamp)
+        ranked.append((h.score * life.search_boost(state, h.importance, h.timestamp, at), h))
+    ranked.sort(key=lambda p: (-p[0], p[1].id))
+    return [h for _, h in ranked]
 
 
 def _row(r: dict[str, Any]) -> MemoryRow:

@@ -53,7 +53,9 @@ class MemoryDraft(BaseModel):
 class AddOutcome(BaseModel):
     status: Literal["added", "duplicate"]
     id: str
-    reason: str | None = None  # "exact" | "near:<cosine>"
+    reason: str | None = None  # "exact" | "near:<cosine>" | why it supersedes / contradicts ``related``
+    relation: Literal["supersedes", "contradicts"] | None = None  # an added row's tie to a stored one
+    related: str | None = None  # the row it supersedes or contradicts
 
 
 class MemoryRow(BaseModel):

@@ -88,6 +88,10 @@ class StateDir:
     def usage(self) -> Path:
         return _path(self._root, "usage.json")
 
+    def access_log(self, table: str) -> Path:
+        """Recalls not yet folded into ``table``'s rows (``distill.store.lifecycle.AccessLog``)."""
+        return _path(self._root, "access", f"{table}.jsonl")
+
     @property
     def backfill_plan(self) -> Path:
         """Per file, where the main cursor stood when backfill first met it."""

@@ -7,6 +7,7 @@
 // request: {"steps": [{"op": ...}, ...]}; prints {"results": [...]} (one entry per step).
 // Any error or Rust panic exits non-zero with the message on stderr.
 import { readFileSync } from "node:fs";
+import { isMemoryActiveAt, parseLifecycle } from "./plugin_lifecycle.mjs";
 
 const [client, dbPath, requestFile] = process.argv.slice(2);
 const lancedb = await import(client);
@@ -115,6 +116,31 @@ for (const step of request.steps) {
         imported++;
       }
       results.push({ imported, skipped });
+      break;
+    }
+    case "active": {
+      // retriever.filterActiveResults: isMemoryActiveAt(parseSmartMetadata(metadata, entry)) per row.
+      const rows = await table.query().select(["id", "timestamp", "metadata"]).toArray();
+      results.push(Object.fromEntries(rows.map((r) => {
+        const meta = parseLifecycle(r.metadata, { timestamp: Number(r.timestamp) });
+        return [r.id, { active: isMemoryActiveAt(meta, step.at ?? Date.now()), state: meta.state, ...meta }];
+      })));
+      break;
+    }
+    case "supersede": {
+      // smart-extractor.handleSupersede on two stored rows: the old row's metadata patched with
+      // fact_key, invalidated_at, superseded_by and a relation, written back as store.update
+      // does (delete, then add the row again).
+      const now = step.at ?? Date.now();
+      const [old] = await table.query().where(`id = '${step.old}'`).toArray();
+      const meta = JSON.parse(old.metadata || "{}");
+      const patched = {
+        ...meta, fact_key: meta.fact_key ?? `preferences:${step.old}`, invalidated_at: now, superseded_by: step.by,
+        relations: [...(Array.isArray(meta.relations) ? meta.relations : []), { type: "superseded_by", targetId: step.by }],
+      };
+      await table.delete(`id = '${step.old}'`);
+      await table.add([{ ...entry(old), vector: Array.from(old.vector), metadata: JSON.stringify(patched) }]);
+      results.push(await table.version());
       break;
     }
     default:

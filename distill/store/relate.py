@@ -1,0 +1,379 @@
+"""How a new memory relates to a stored one it lands near: **same** (merge, as dedup
+decides), **supersedes** (a newer statement of the same rule, preference or decision with
+another value), **contradicts** (the same subject, a different value, and nothing saying
+which is newer: both kept, related, flagged), or **distinct**.
+
+The rule path reads what the new text says about change. An update names what it replaces
+("X instead of Y", "switched from Y to X", "replace Y with X", "Y is no longer …", "stop
+using Y", "不再用 Y", "改用 X", "用 X 代替 Y", "从 Y 改为 X") or says it is new ("from now on",
+"going forward", "以后", "从现在起"); a pitfall's "Fix: … instead of …" is not read as change.
+It supersedes a stored row when the two share their subject (``SUBJECT_SHARE``), the replaced
+part names something that row says, and the new part names something that row does not:
+"use uv instead of pip" replaces "install with pip", but only restates "uv, not pip". With
+only a "from now on", the two must differ in a value the lexical guard reads (an entity,
+number or polar word). A text dedup calls the same as a row is still kept as its new version
+when it says something changed and the row does not (no update is dropped as a duplicate),
+and two texts of one template that differ in two words are two memories. Without any
+wording of change, two texts that share nearly everything but one value contradict each
+other: both are kept, and the run says so.
+
+With an LLM configured (``settings.llm`` not ``rules``), the nearest stored row in the band
+(``BAND_BELOW`` under the dedup floor and up, not an exact copy) is put to the model instead:
+one short call per new memory, at most ``LLM_PAIRS`` per write, answer validated against
+:class:`Judgement`; a failed or invalid answer falls back to the rule.
+docs/store.md has the figures on ``tests/data/lifecycle_pairs.jsonl``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Callable, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from . import lexical_guard as guard
+from .dedup import NEAREST, Evidence, Neighbour, Verdict, decide, strip_keywords
+
+if TYPE_CHECKING:
+    from ..config import DedupThresholds, Settings
+
+Relation = Literal["same", "supersedes", "contradicts", "distinct"]
+BAND_BELOW = 0.10  # the band starts this far under the dedup cosine floor (local: 0.82)
+CONTRADICTION_SHARE = 0.5  # share of their terms two contradicting texts have in common
+UPDATE_SHARE = 0.4  # "from now on" + a changed value: the share of terms they must still have in common
+SUBJECT_SHARE, SUBJECT_SHARE_ZH = 0.2, 0.4  # any supersede: what one subject shares at least
+CONTRADICTION_SHARE_ZH = 0.65  # Chinese: share of their characters, in order
+LLM_PAIRS = 16  # model calls per write, at most
+
+
+@dataclass(frozen=True)
+class Decision:
+    relation: Relation
+    id: str | None  # the stored row it relates to (for distinct: the nearest compared, if any)
+    reason: str
+    cosine: float | None = None
+    by: Literal["rule", "llm"] = "rule"
+
+
+# ---------------------------------------------------------------- reading change in a text
+_B = r"(?:[^,;.!?。，；！？]|\.(?=\S))"  # inside one clause (a dot inside a name does not end it)
+_EN_SPANS = [re.compile(p, re.I) for p in (
+    rf"(?P<new>{_B}+?)\s+(?:instead of|rather than|in place of)\s+(?P<old>{_B}+)",
+    rf"(?:switch|mov|migrat|chang|upgrad|downgrad|bump|rais|lower|increas|decreas|went|go)\w*\s+(?:{_B}+?\s+)?"
+    rf"from\s+(?P<old>{_B}+?)\s+to\s+(?P<new>{_B}+)",
+    rf"replac\w*\s+(?P<old>{_B}+?)\s+(?:with|by)\s+(?P<new>{_B}+)",
+    rf"(?P<old>{_B}+?)\s+(?:is|are|was|were|has been|have been|got)\s+replaced\s+(?:with|by)\s+(?P<new>{_B}+)",
+    rf"(?:no longer|stop(?:ped)? using|away from)\s+(?P<old>{_B}+)",
+    rf"(?:mov|switch|migrat)\w*\s+(?:{_B}+?\s+)?off\s+(?P<old>{_B}+?)(?:\s+(?:and\s+)?(?:on)?to\s+(?P<new>{_B}+))?$",
+    rf"(?P<old>{_B}+?)\s+(?:is|are|was|were)\s+no longer\b",
+    rf"(?:not|n't)\s+(?P<old>{_B}+?)\s+any ?more\b",
+    rf"\bnow\s+(?:uses?|using|runs?(?: on)?|wants?|prefers?|bundles? with|goes to)\s+(?P<new>{_B}+)",
+)]
+_ZH_SPANS = [re.compile(p) for p in (
+    rf"从(?P<old>{_B}+?)(?:改|换|切换|迁移|升级|调整)(?:成|为|到|用)(?P<new>{_B}+)",
+    rf"(?:用|使用|采用)(?P<new>{_B}+?)(?:代替|替代|取代|替换)(?P<old>{_B}+)",
+    rf"(?:改用|改为|改成|换成|换用|切换到|切换成|迁移到|改到)(?P<new>{_B}+)",
+    rf"(?:不再|别再|不要再)(?:用|使用|采用|允许|需要)?(?P<old>{_B}+)",
+    rf"而不是(?P<old>{_B}+)",
+)]
+_WEAK = re.compile(r"(?i)\b(?:from now on|going forward|from here on|henceforth|as of now|now)\b"
+                   r"|以后|今后|从现在起|从现在开始|此后|现在")
+# words of change themselves: never a value
+_MARKER_TERMS = frozenset(
+    "instead rather place longer now anymore stop stopped switch switched move moved migrate migrated "
+    "change changed replace replaced replacing going forward henceforth from on off away allow allowed "
+    "use uses used using run runs".split())
+_MARKER_ZH = re.compile(r"不再|别再|不要再|改用|改为|改成|换成|换用|切换到|切换成|迁移到|改到|代替|替代|取代|替换|"
+                        r"而不是|以后|今后|从现在起|从现在开始|此后|现在|使用|采用")
+
+_CHANGE_CHARS = set("换改用为成到替代取切迁移")
+
+
+def _terms(text: str) -> set[str]:
+    """What a span names: content words (stemmed), entities, numbers, names, Chinese bigrams."""
+    text = _MARKER_ZH.sub("，", text)
+    p = guard.profile(text)
+    out = {t for t in p.content | p.entities | p.numbers if t not in _MARKER_TERMS}
+    out |= {guard.fold(n) for n in p.names} - _MARKER_TERMS
+    out |= p.bigrams
+    return out - {p.kind or ""}
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a text says about change: the parts it says are replaced and replacing, or only
+    that it is new."""
+
+    replaced: tuple[str, ...]
+    replacing: tuple[str, ...]
+    weak: bool
+
+    @property
+    def any(self) -> bool:
+        return bool(self.replaced or self.replacing or self.weak)
+
+
+_FIX = re.compile(r"(?i)\b(?:fix|cause|solution|workaround)\s*:|(?:解决办法|解决|原因)\s*[:：]")
+
+
+def read_change(text: str) -> Change:
+    """Change is read in what the memory states, not in a pitfall's "Fix: … instead of …"
+    (what was done about it is no change of the stored rule)."""
+    body = _FIX.split(strip_keywords(text))[0]
+    body = re.sub(r"^\s*\S{1,12}?\s*[:：]\s*", "", body)  # the kind label
+    body = body.replace("`", "")
+    replaced: list[str] = []
+    replacing: list[str] = []
+    for pattern in (*_EN_SPANS, *_ZH_SPANS):
+        for m in pattern.finditer(body):
+            groups = m.groupdict()
+            if groups.get("old"):
+                replaced.append(groups["old"])
+            if groups.get("new"):
+                replacing.append(groups["new"])
+    return Change(tuple(replaced), tuple(replacing), bool(_WEAK.search(body)))
+
+
+# ---------------------------------------------------------------- the rule
+def update_reason(new_text: str, old_text: str, cosine: float = 1.0, cross_floor: float = 0.0) -> str | None:
+    """Why ``new_text`` supersedes ``old_text``, or None when it does not say so. The two must
+    share their subject: ``SUBJECT_SHARE`` of their terms (Chinese: of their characters), or
+    across languages a cosine of ``cross_floor``."""
+    change = read_change(new_text)
+    if not change.any:
+        return None
+    ev = Evidence(new_text, old_text)
+    if ev.cross:
+        if cosine < cross_floor:
+            return None
+    elif (_zh_share(new_text, old_text) if ev.zh else _share(new_text, old_text)) < (
+            SUBJECT_SHARE_ZH if ev.zh else SUBJECT_SHARE):
+        return None
+    old_terms = _terms(strip_keywords(old_text))
+    replaced = set().union(*(_terms(s) for s in change.replaced)) if change.replaced else set()
+    replacing = set().union(*(_terms(s) for s in change.replacing)) if change.replacing else set()
+    named_old = replaced & old_terms
+    said_before = _rejected(old_text) | set().union(set(), *(_terms(x) for x in read_change(old_text).replaced))
+    if named_old & said_before:
+        return None  # the stored row already rules out (or replaces) what this one replaces: a restatement
+    if change.replaced:
+        # what the new text puts in place of it: the part it names as the replacement, else all it adds
+        fresh = (replacing if change.replacing else _terms(strip_keywords(new_text))) - old_terms - replaced
+        if ev.cross:  # across languages only what is written in Latin script compares
+            fresh = {t for t in fresh if t.isascii()}
+        fresh -= _STOP
+        if named_old and fresh:
+            return f"replaces {', '.join(sorted(named_old)[:3])} with {', '.join(sorted(fresh)[:3])}"
+    share = _zh_share(new_text, old_text) if ev.zh else _share(new_text, old_text)
+    values = [c for c in ev.conflicts if _is_value_conflict(c)]
+    if (change.weak or change.replacing) and values and share >= UPDATE_SHARE:
+        return f"now: {values[0]}"
+    return None
+
+
+_NEWS = re.compile(r"(?i)\b(?:from now on|going forward|from here on|henceforth|as of now|no longer|any ?more"
+                   r"|(?:switched|moved|migrated|changed)\s+(?:\w+\s+){0,3}?(?:from|off|to)\b"
+                   r"|(?:switch|move|migrate|change)s?\s+(?:\w+\s+){0,3}?(?:from|off)\b)"
+                   r"|不再|不要再|别再|从现在起|从现在开始|以后|今后|换成|换到|改用|改为|改成|迁移到|切换到")
+
+
+def says_change(text: str) -> bool:
+    """Does the text say that something changed ("from now on", "no longer", "switched to",
+    "不再", "以后")? A contrast alone ("uv, not pip", "而不是") states a rule, not a change."""
+    return bool(_NEWS.search(strip_keywords(text)))
+
+
+_STOP = frozenset("we our us i you they it its the a an this that there here now".split())
+_REJECTING = [re.compile(p, re.I) for p in (
+    rf"(?:\bnot\b|n't|\bnever\b|rather than|instead of|in place of)\s+(?P<old>{_B}+)",
+    rf"(?:而不是|不是|不用|不要|别用|不再)(?P<old>{_B}+)",
+)]
+
+
+def _rejected(text: str) -> set[str]:
+    """What a text itself rules out ("uv, not pip"; "而不是 black")."""
+    body = strip_keywords(text).replace("`", "")
+    return set().union(set(), *(_terms(m.group("old")) for p in _REJECTING for m in p.finditer(body)))
+
+
+def _values(text: str) -> set[str]:
+    p = guard.profile(strip_keywords(text))
+    return (p.entities | p.numbers | {guard.fold(n) for n in p.names}) - _MARKER_TERMS
+
+
+def _share(a: str, b: str) -> float:
+    ta, tb = _terms(strip_keywords(a)), _terms(strip_keywords(b))
+    return len(ta & tb) / max(1, len(ta | tb))
+
+
+def contradiction_reason(new_text: str, old_text: str) -> str | None:
+    """Same subject, one value different, and no word of change: why they contradict."""
+    ev = Evidence(new_text, old_text)
+    if ev.cross:
+        return None
+    values = [c for c in ev.conflicts if _is_value_conflict(c)]
+    if not values:
+        return None
+    if len(swapped_slots(new_text, old_text)) >= 2 and not any(
+            c.startswith(("negation", "polar", "numbers")) for c in values):
+        return None  # two things differ, not one value of one thing
+    share = _zh_share(new_text, old_text) if ev.zh else _share(new_text, old_text)
+    if share < (CONTRADICTION_SHARE_ZH if ev.zh else CONTRADICTION_SHARE):
+        return None
+    return values[0]
+
+
+def _is_value_conflict(reason: str) -> bool:
+    """A conflict in what is stated, not in how: a different contrast structure ("rejects"),
+    opening label ("kinds") or word of change ("换成" / "改成") is not a contradiction."""
+    if reason.startswith(("rejects", "kinds")):
+        return False
+    if reason.startswith("swapped "):
+        sides = reason[len("swapped "):].split(" → ")
+        return not all(set(side.replace(" ", "")) <= _CHANGE_CHARS or side in _MARKER_TERMS for side in sides)
+    return True
+
+
+def _zh_share(a: str, b: str) -> float:
+    """Chinese: the share of characters in common, in order (a changed word changes few)."""
+    from difflib import SequenceMatcher
+
+    strip = lambda t: re.sub(r"^\s*\S{1,12}?\s*[:：]\s*", "", strip_keywords(t))  # noqa: E731
+    return SequenceMatcher(None, strip(a), strip(b), autojunk=False).ratio()
+
+
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+#/\-]*|[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+def swapped_slots(a: str, b: str) -> list[tuple[str, str]]:
+    """The words two texts of one template fill differently, when that is all that differs
+    (every difference one word for one word): "run the [frontend] tests with [vitest]" /
+    "run the [backend] tests with [pytest]". Empty when they differ in any other way."""
+    from difflib import SequenceMatcher
+
+    ta = [t.casefold() for t in _TOKEN.findall(strip_keywords(a))]
+    tb = [t.casefold() for t in _TOKEN.findall(strip_keywords(b))]
+    ops = [op for op in SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if not ops or any(op[0] != "replace" or op[2] - op[1] != 1 or op[4] - op[3] != 1 for op in ops):
+        return []
+    return [(ta[op[1]], tb[op[3]]) for op in ops if not {ta[op[1]], tb[op[3]]} <= _FUNCTION_WORDS]
+
+
+_FUNCTION_WORDS = frozenset("is was are were be been has have had with using use uses used by for of in on at to "
+                            "from the a an and or this that these those it its".split())
+
+
+def band_floor(thresholds: "DedupThresholds") -> float:
+    return thresholds.cosine - BAND_BELOW
+
+
+def relate(text: str, neighbours: list[Neighbour], thresholds: "DedupThresholds", *,
+           exact_id: str | None = None, current: Callable[[str], bool] = lambda _id: True,
+           judged: dict[str, tuple[Relation, str]] | None = None) -> Decision:
+    """The decision for ``text`` against the scope's nearest rows. Only current rows are
+    superseded or contradicted; any row (history too) can be the one it duplicates, so a
+    replayed transcript never adds a second copy. ``judged``: the model's answers, by row id."""
+    verdict = decide(text, neighbours, thresholds, exact_id=exact_id)
+    if verdict.reason == "exact":
+        return Decision("same", verdict.id, "exact", 1.0)
+    floor = band_floor(thresholds)
+    band = [n for n in sorted(neighbours, key=lambda n: -n.cosine)[:NEAREST] if n.cosine >= floor]
+    for n in band:
+        answer = (judged or {}).get(n.id)
+        if answer and (answer[0] in ("same", "distinct") or current(n.id)):
+            return Decision(answer[0], n.id, answer[1], n.cosine, by="llm")
+    cross_floor = thresholds.cosine_cross if thresholds.cosine_cross is not None else thresholds.cosine
+    for n in band:
+        updates = update_reason(text, n.text, n.cosine, cross_floor) if current(n.id) else None
+        if updates:
+            return Decision("supersedes", n.id, updates, n.cosine)
+    if verdict.duplicate:
+        if verdict.id and current(verdict.id) and says_change(text) and not says_change(
+                next(n.text for n in neighbours if n.id == verdict.id)):
+            # it reads as the same fact but says it is new: keeping it as the current version
+            # loses nothing, dropping it could lose an update the rule could not read
+            return Decision("supersedes", verdict.id, f"restates it as a change ({verdict.reason})", verdict.cosine)
+        slots = swapped_slots(text, next(n.text for n in neighbours if n.id == verdict.id))
+        if len(slots) < 2:
+            return Decision("same", verdict.id, verdict.reason, verdict.cosine)
+        verdict = Verdict("distinct", verdict.id, "one template, " + ", ".join(f"{x} / {y}" for x, y in slots),
+                          verdict.cosine)
+    for n in band:
+        contradicts = contradiction_reason(text, n.text) if current(n.id) else None
+        if contradicts:
+            return Decision("contradicts", n.id, contradicts, n.cosine)
+    return _distinct(verdict)
+
+
+def _distinct(verdict: Verdict) -> Decision:
+    return Decision("distinct", verdict.id, verdict.reason, verdict.cosine)
+
+
+# ---------------------------------------------------------------- the model, for the uncertain band
+class Judgement(BaseModel):
+    relation: Relation
+    reason: str = Field(default="", max_length=300)
+
+
+SYSTEM = (
+    "You compare two short memories an AI coding agent keeps about one user's work. OLD was stored "
+    "first; NEW was stated later. Answer with one relation:\n"
+    "- same: NEW says what OLD says (a paraphrase or translation); nothing would be lost keeping one.\n"
+    "- supersedes: NEW replaces OLD: the same rule, preference, decision or fact, with another value, "
+    "and NEW is the one that holds now.\n"
+    "- contradicts: same subject, incompatible values, and nothing says NEW replaces OLD.\n"
+    "- distinct: different subjects, or both can hold at once.\n"
+    "Answer JSON: {\"relation\": ..., \"reason\": a few words}."
+)
+
+
+def _when(ms: int | None) -> str:
+    if not ms:
+        return "unknown"
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d")
+
+
+_KEYWORDS_LINE = re.compile(r"\n[ \t]*keywords[ \t]*\(zh\)[ \t]*[:：][^\n]*\s*\Z", re.I)
+
+
+def pair_prompt(new_text: str, old_text: str, *, old_ms: int | None = None, new_ms: int | None = None) -> str:
+    """The two texts as stored, without their search keywords line."""
+    def body(t: str) -> str:
+        return _KEYWORDS_LINE.sub("", t.strip()).strip()
+    return f"OLD (stored {_when(old_ms)}):\n{body(old_text)}\n\nNEW (stated {_when(new_ms)}):\n{body(new_text)}"
+
+
+class ModelJudge:
+    """One bounded structured call per pair through the configured chat provider."""
+
+    def __init__(self, settings: "Settings"):
+        from ..providers.base import get_provider
+
+        self.provider = get_provider(settings)
+        self.calls = 0
+        self.failed = 0
+
+    def __call__(self, new_text: str, old_text: str, *, old_ms: int | None = None,
+                 new_ms: int | None = None) -> tuple[Relation, str] | None:
+        from ..errors import DistillError
+        from ..providers.base import LLMRequest
+
+        req = LLMRequest(system=SYSTEM, user=pair_prompt(new_text, old_text, old_ms=old_ms, new_ms=new_ms),
+                         response_model=Judgement, temperature=0.0, max_output_tokens=160)
+        self.calls += 1
+        try:
+            answer = self.provider.complete(req)
+            judgement = Judgement.model_validate_json(answer.text) if answer.finish == "stop" else None
+        except (DistillError, ValidationError, ValueError):
+            judgement = None
+        if judgement is None:
+            self.failed += 1
+            return None
+        return judgement.relation, f"model: {judgement.reason}".strip()[:200]
+
+
+def make_judge(settings: "Settings") -> ModelJudge | None:
+    """The model judge when an LLM is configured, else None (the rule decides alone)."""
+    return None if settings.llm == "rules" else ModelJudge(settings)
