@@ -11,15 +11,14 @@ from pathlib import Path
 
 from . import command
 from ..errors import DistillError
+import argparse
+
+import msgspec
+
 from ..model import RunSummary
-from ..record import Record
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 
-class StepResult(Record, camel=True):
+class StepResult(msgspec.Struct, kw_only=True, rename="camel"):
     """What ``commit``, ``abort`` and ``run --distill`` print."""
 
     action: str
