@@ -8,14 +8,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-
-from . import command
-from ..errors import DistillError
-import argparse
+from typing import TYPE_CHECKING
 
 import msgspec
 
+from . import command
+from ..errors import DistillError
 from ..model import RunSummary
+
+if TYPE_CHECKING:  # parsed without argparse when the command has no flag of its own (cli.quick_args)
+    import argparse
 
 
 class StepResult(msgspec.Struct, kw_only=True, rename="camel"):
