@@ -4,9 +4,9 @@ what ``distill run``, ``status`` and ``init`` print, and a transcript turn.
 Attributes are snake_case; the JSON keys stay those of the files already on disk (camelCase,
 as in the script this replaces), so every batch file and every ``--json`` line is unchanged.
 Files are decoded with :func:`decode` (bad input → :class:`~distill.errors.SchemaMismatch`
-naming the file and the field) and written from :func:`to_builtins`. The settings are a
-Struct too (:mod:`distill.config`); pydantic is kept for what a library needs it for (the
-LLM's answer schema, the MCP server's tools, the store's rows).
+naming the file and the field) and written from :func:`to_builtins` / :func:`encode_json`. The
+settings are Structs too (:mod:`distill.config`); pydantic is kept where a library or its schema
+needs it (the LLM's answer schema, the MCP server's tools, the store's rows, the queue task).
 """
 
 from __future__ import annotations

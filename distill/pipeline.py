@@ -1,7 +1,9 @@
 """The whole path in one call: tails → batch → map → reduce → store → commit.
 
 Invariant served: a byte range is committed only after every memory drawn from it is in the
-store. Progress is kept per chunk, beside the batch (:class:`~distill.model.BatchProgress`):
+store. A batch goes through its life by the names of :class:`~distill.tails.life.BatchLife`
+(cut, take, map, set aside, drop, store, commit), whose module draws it. Progress is kept per
+chunk, beside the batch (:class:`~distill.model.BatchProgress`):
 each chunk's validated candidates are written as soon as it is mapped, marked stored once its
 memories are in the store, and a rerun maps only the chunks that never finished. A chunk that
 fails (its answer unusable after a second try, the provider still failing after the retry

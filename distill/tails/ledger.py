@@ -1,14 +1,15 @@
-"""The batch ledger. A batch: the new turns of a run, and exactly which byte ranges of which
-files they cover. Reading them is :mod:`distill.tails.reader`'s; this module owns what a batch
-then goes through, under the state lock: create, reconcile, commit, abort, pending, prune, and
-the last-run record. Paths come from :mod:`distill.tails.state`.
+"""The batch ledger: the files and the cursor under each step of a batch's life. A batch: the
+new turns of a run, and exactly which byte ranges of which files they cover. Reading them is
+:mod:`distill.tails.reader`'s; the life itself (which step follows which, what the pipeline
+calls) is drawn and driven in :mod:`distill.tails.life`. Here, under the state lock: create,
+reconcile, commit (whole or partial), abort, pending, prune, and the last-run record. Paths
+come from :mod:`distill.tails.state`.
 
 The keys of the script this replaces (``version``, ``createdAtMs``, ``agents[].agent_id``,
 ``agents[].messages[].{ts, role, text}``, ``touchedFiles``) are kept so that cron prompts
 written for it keep working; provenance is added per message and per file range.
 
-Life of a batch (every step under the state lock, so cron, the daemon and backfill never
-interleave):
+Every step is under the state lock, so cron, the daemon and backfill never interleave:
 
 1. ``create_batch`` writes ``batches/<id>.json``, *then* marks its ranges pending in the
    cursor. A crash in between leaves an unreferenced file, which the next run moves to

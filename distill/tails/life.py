@@ -63,6 +63,12 @@ class BatchLife:
                                    cursor_path=cursor_path, read_limit=read_limit)
 
     @staticmethod
+    def commit_file(settings: Settings, batch_file: Path) -> RunSummary:
+        """PENDING → COMMITTED by ``distill commit`` (something else stored its memories);
+        refused while chunks are SET ASIDE. Idempotent."""
+        return ledger.commit_batch(settings, batch_file)
+
+    @staticmethod
     def abort(settings: Settings, batch_file: Path) -> RunSummary:
         """PENDING → ABORTED: its ranges are released and read again by the next run."""
         return ledger.abort_batch(settings, batch_file)
