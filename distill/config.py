@@ -2,9 +2,8 @@
 
 Where each value comes from (flags > ``DISTILL_*`` environment > ``config.toml`` > defaults)
 is decided once, in :mod:`distill.settings.core`; this model validates the result. It is a
-plain :class:`~distill.record.Record`, not a msgspec Struct or a pydantic model: every command
-starts by building it, and importing either library costs more than ``distill status`` takes
-to run. Every error names the setting. Defaults follow the OpenClaw layout, so an OpenClaw
+msgspec Struct, like every other contract of ours (:mod:`distill.model`). Every error names the setting.
+Defaults follow the OpenClaw layout, so an OpenClaw
 user configures nothing. Relative paths in ``config.toml`` are resolved against the folder
 holding that file, so a state directory (like ``state.example/``) can carry its own sample
 transcripts.
@@ -14,31 +13,20 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
 
 from .errors import ConfigError
-from .record import Invalid, Record, annotation, convert
 from .settings import core
 from .settings.core import AGENT_ID_RE, AGENT_ID_RULE
+from .settings.thresholds import DedupThresholds
 from .tails.state import StateDir
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Literal
-
-    from .settings.thresholds import DedupThresholds
 
 
 DEFAULT_STATE_DIR = Path(core.DEFAULT_STATE_DIR)
 DEFAULT_AGENTS_DIR = Path(core.DEFAULT_AGENTS_DIR)
 DEFAULT_DB = Path(core.DEFAULT_DB)
-
-
-def __getattr__(name: str):
-    if name == "DedupThresholds":  # a msgspec Struct: loaded only where dedup is decided or configured
-        from .settings.thresholds import DedupThresholds
-
-        return DedupThresholds
-    raise AttributeError(name)
 
 
 def _path(value) -> Path:
@@ -98,17 +86,17 @@ def _check_ranges(settings: Settings) -> None:
         if value is None:
             continue
         if value != value or value in (float("inf"), float("-inf")) or value < low or (value == low and not inclusive):
-            kind = "a finite number" if type(Settings._fields[name]) is float else "an integer"
+            kind = "a finite number" if isinstance(value, float) else "an integer"
             raise ValueError(f"{name} (DISTILL_{name.upper()}) = {value!r} is out of range: use {kind} "
                              f"{'of at least' if inclusive else 'greater than'} {low} {unit}")
     for embedder, thresholds in settings.dedup.items():
-        for name in getattr(thresholds, "__struct_fields__", ()):
+        for name in thresholds.__struct_fields__:
             value = getattr(thresholds, name)
             if value is not None and not 0 <= value <= 1:  # NaN fails this too
                 raise ValueError(f"dedup.{embedder}.{name} = {value!r} is out of range: use a number from 0 to 1")
 
 
-class SourceRoot(Record):
+class SourceRoot(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """An extra transcript root (Claude Code, Codex CLI, another OpenClaw tree).
 
     OpenClaw's own root (``agents_dir``) is implicit: its agent id is the folder name in
@@ -130,7 +118,7 @@ class SourceRoot(Record):
             raise ValueError(f"glob {self.glob!r} of root {self.path} cannot be used: {why}; {GLOB_RULE}")
 
 
-class Settings(Record):
+class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, dict=True):
     """Every setting; built by :func:`load_settings` (which validates and converts), or directly
     in tests and by code deriving a variant (:meth:`replace`)."""
 
@@ -224,7 +212,7 @@ class Settings(Record):
 
     def replace(self, **changes: Any) -> "Settings":
         """A copy with ``changes`` (not validated: the caller's values are already typed)."""
-        new = self.copy_with(**changes)
+        new = msgspec.structs.replace(self, **changes)
         new.__dict__["_given"] = self.given | changes.keys()
         return new
 
@@ -245,7 +233,6 @@ class Settings(Record):
         return core.agent_refusal(agent_id, self.distiller_agent_id, self.allowed_agent_ids) is None
 
     def dedup_thresholds(self) -> DedupThresholds:
-        from .settings.thresholds import DedupThresholds
         from .store.dedup import DEFAULT_THRESHOLDS  # calibrated per embedder
 
         key = self.embedder
@@ -259,21 +246,39 @@ class Settings(Record):
         )
 
 
+FIELDS = Settings.__struct_fields__
+# words the configuration takes for booleans (``DISTILL_WORKER_POLL=yes``), beside msgspec's true/false/1/0
+_BOOL_WORDS = {"true": True, "1": True, "on": True, "yes": True, "y": True, "t": True,
+               "false": False, "0": False, "off": False, "no": False, "n": False, "f": False}
+_BOOLS = frozenset(f.name for f in msgspec.structs.fields(Settings) if f.type is bool)
+_JSON_FIELDS = frozenset(f.name for f in msgspec.structs.fields(Settings)
+                         if getattr(f.type, "__origin__", None) in (list, dict))
+
+
+def _path_hook(type_: type, value: Any) -> Any:
+    if type_ is Path:
+        if isinstance(value, (str, os.PathLike)):
+            return Path(os.path.expanduser(os.fspath(value)))
+        raise ValueError(f"expected Path, got {type(value).__name__}")
+    raise NotImplementedError
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Build the settings: ``overrides`` are the command-line flags (None = not given)."""
-    values, config_path = core.gather(Settings._fields, json_names=_json_fields(), flags=overrides, strict=True)
+    values, config_path = core.gather(FIELDS, json_names=_JSON_FIELDS, flags=overrides, strict=True)
+    where = f"invalid configuration ({config_path} / DISTILL_* / flags): "
+    unknown = next((k for k in values if k not in FIELDS), None)
+    if unknown is not None:
+        raise ConfigError(f"{where}unknown setting `{unknown}`")
+    for name in _BOOLS & values.keys():
+        word = values[name]
+        if isinstance(word, str) and word.strip().lower() in _BOOL_WORDS:
+            values[name] = _BOOL_WORDS[word.strip().lower()]
     try:
-        unknown = next((k for k in values if k not in Settings._fields), None)
-        if unknown is not None:
-            raise Invalid(f"unknown setting `{unknown}`")
-        settings = convert(values, Settings, lax=True)
-    except Invalid as exc:  # name the setting and where it may have come from
-        where = f"setting {exc.where}: " if exc.where else ""
-        raise ConfigError(f"invalid configuration ({config_path} / DISTILL_* / flags): {where}{exc.message}") from None
+        settings = msgspec.convert(values, Settings, strict=False, dec_hook=_path_hook)
+    except msgspec.ValidationError as exc:  # name the setting and where it may have come from
+        message, _, at = str(exc).partition(" - at `$")
+        at = at.rstrip("`").lstrip(".")
+        raise ConfigError(f"{where}{f'setting {at}: ' if at else ''}{message}") from None
     settings.__dict__["_given"] = frozenset(values)
     return settings
-
-
-def _json_fields() -> frozenset[str]:
-    """Settings whose environment value is JSON (lists and tables)."""
-    return frozenset(n for n in Settings._fields if annotation(Settings, n).startswith(("list[", "dict[")))

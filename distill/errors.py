@@ -22,8 +22,6 @@ Every error names what failed, which file or setting, and what to do. The CLI pr
 
 Signals caught where they are raised, never shown as they are::
 
-    Invalid (ValueError)         a value that does not fit a record's field; the caller names
-                                 the file or setting (SchemaMismatch, ConfigError)
     NotJSON (ValueError)         an LLM answer that does not parse (salvage, then repair)
     ToolFailure                  an MCP tool's refusal; becomes the tool's error text
 """
@@ -91,17 +89,6 @@ class MissingDependency(DistillError):
 
 class StoreFailed(DistillError):
     """The store raised something that is not one of our errors (disk, LanceDB, embedder)."""
-
-
-class Invalid(ValueError):
-    """A value that does not fit its field; ``where`` is the path to it (``sources[0].path``)."""
-
-    def __init__(self, message: str, where: str = ""):
-        super().__init__(message)
-        self.message, self.where = message, where
-
-    def __str__(self) -> str:
-        return f"{self.message} - at `$.{self.where}`" if self.where else self.message
 
 
 class NotJSON(ValueError):

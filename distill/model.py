@@ -1,61 +1,120 @@
-"""The data contracts: what a batch file, ``last-run.json``, ``distill status`` and a transcript
-turn hold.
+"""The data contracts, all msgspec Structs: a batch file and its chunk progress, ``last-run.json``,
+what ``distill run``, ``status`` and ``init`` print, and a transcript turn.
 
 Attributes are snake_case; the JSON keys stay those of the files already on disk (camelCase,
 as in the script this replaces), so every batch file and every ``--json`` line is unchanged.
-What ``run`` and ``status`` print and ``last-run.json`` are plain records
-(:class:`~distill.record.Record`), and ``Turn`` a slotted class: those commands, and a run
-that keeps no turn, start without importing msgspec, whose import alone cost more than a
-no-op ``run``. The batch file and its chunk progress are msgspec Structs
-(:mod:`distill.structs`, loaded on first use of their names here): they are decoded and
-validated in bulk where a batch is.
-
 Files are decoded with :func:`decode` (bad input → :class:`~distill.errors.SchemaMismatch`
-naming the file and the field) and written from :func:`to_builtins`.
+naming the file and the field) and written from :func:`to_builtins` / :func:`encode_json`. The
+settings are Structs too (:mod:`distill.config`); pydantic is kept where a library or its schema
+needs it (the LLM's answer schema, the MCP server's tools, the store's rows, the queue task).
 """
 
 from __future__ import annotations
 
+import os
+from typing import Any, Literal
+
+import msgspec
+
 from .errors import SchemaMismatch
-from .record import Invalid, Record, decode_json
-from .record import as_dict as _record_as_dict
-from .record import to_builtins as to_builtins
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Literal
-
-    from .structs import Batch as Batch
-    from .structs import BatchAgent as BatchAgent
-    from .structs import BatchMessage as BatchMessage
-    from .structs import BatchProgress as BatchProgress
-    from .structs import ChunkState as ChunkState
-    from .structs import ChunkStatus as ChunkStatus
-    from .structs import FileRange as FileRange
-
-    Role = Literal["user", "assistant", "tool"]
-
-BATCH_VERSION = 2  # a batch file's "version" (structs.Batch)
-
-_STRUCTS = frozenset({"Batch", "BatchAgent", "BatchMessage", "BatchProgress", "ChunkState", "ChunkStatus",
-                      "FileRange"})
+Role = Literal["user", "assistant", "tool"]
+BATCH_VERSION = 2  # a batch file's "version"
+ChunkStatus = Literal["mapped", "stored", "failed", "dropped"]
 
 
-def __getattr__(name: str):
-    if name in _STRUCTS:
-        from . import structs
+class _Camel(msgspec.Struct, rename="camel"):
+    """A record whose JSON keys are the camelCase of its attributes (``batch_id`` ↔ ``batchId``)."""
 
-        return getattr(structs, name)
-    if name == "Role":
-        from typing import Literal
 
-        return Literal["user", "assistant", "tool"]
-    raise AttributeError(name)
+# --- a batch file -------------------------------------------------------------------------
+
+class BatchMessage(_Camel, kw_only=True):
+    id: str  # stable across runs: "<file key>:<start byte>", the evidence id of a turn
+    ts: int  # Unix milliseconds
+    role: str  # "user" | "assistant" | "tool"
+    text: str
+    session_id: str
+    file: str
+    start: int
+    end: int
+    entry_id: str | None = None
+    author: str | None = None  # see envelopes.Author; None in batches written before it existed
+
+
+class BatchAgent(_Camel, kw_only=True):
+    agent_id: str
+    messages: list[BatchMessage] = []
+
+
+class FileRange(_Camel, kw_only=True):
+    """``[start, end)`` of one file (known by device + inode) that this batch covers."""
+
+    path: str
+    dev: int
+    inode: int
+    start: int
+    end: int
+    agent_id: str
+    skip_line: bool = False  # ``end`` lies inside an over-long line whose rest is skipped
+
+    @property
+    def key(self) -> str:
+        return f"{self.dev}:{self.inode}"
+
+
+class Batch(_Camel, kw_only=True):
+    """``batches/<id>.json``. The script's keys (``version``, ``createdAtMs``, ``agents[].agentId``,
+    ``agents[].messages[].{ts, role, text}``, ``touchedFiles``) are kept for cron prompts written for it."""
+
+    version: int = BATCH_VERSION
+    batch_id: str
+    created_at_ms: int
+    agents: list[BatchAgent] = []
+    touched_files: list[str] = []
+    ranges: list[FileRange] = []
+    counters: dict[str, int] = {}
+    cursor_path: str | None = None  # the cursor whose ranges this batch holds (None = the default one)
+
+
+class ChunkState(msgspec.Struct, kw_only=True):
+    """What one chunk of a batch produced. ``mapped``: validated candidates kept here, not yet
+    stored; ``stored``: its memories are in the store; ``failed``: set aside, ``hold`` says from
+    which byte of which file (``"<dev>:<inode>"``) nothing may be committed; ``dropped``: a
+    person gave up on it (``distill retry --drop``)."""
+
+    status: ChunkStatus
+    agent: str
+    candidates: list[dict] = []
+    error: str | None = None
+    attempts: int = 0
+    hold: dict[str, int] = {}
+    ranges: list[list] = []  # [path, start, end] per file, for people
+
+
+class BatchProgress(_Camel, kw_only=True):
+    """A batch's own state beside it (``batches/<id>.chunks``), written atomically after every
+    chunk, so a rerun maps only what never finished and stores nothing twice."""
+
+    chunk_tokens: int
+    overlap_turns: int
+    chunks: dict[str, ChunkState] = {}
+
+    def with_status(self, *statuses: str) -> dict[int, ChunkState]:
+        return {int(i): c for i, c in self.chunks.items() if c.status in statuses}
+
+    def holds(self) -> dict[str, int]:
+        """Per file key, the first byte no commit may pass: the earliest turn of a set-aside chunk."""
+        out: dict[str, int] = {}
+        for c in self.with_status("failed").values():
+            for key, start in c.hold.items():
+                out[key] = min(start, out.get(key, start))
+        return out
 
 
 # --- one run's figures --------------------------------------------------------------------
 
-class RunSummary(Record):
+class RunSummary(msgspec.Struct, kw_only=True):
     """The one-line summary every run ends with, and its JSON twin."""
 
     action: str = "noop"  # created | noop | pending | committed | partial (chunks wait) | distilled | ...
@@ -79,7 +138,7 @@ class RunSummary(Record):
                 "left out as unsure": sum(n for k, n in c.items() if k.startswith("unsure_"))}
 
 
-class LastRun(Record, camel=True):
+class LastRun(_Camel, kw_only=True):
     """``<state>/last-run.json``: what ``distill status`` shows as the last run."""
 
     at_ms: int
@@ -89,7 +148,7 @@ class LastRun(Record, camel=True):
     error: str | None = None  # a failed run's error message; absent from files written before it
 
 
-class BatchResult(Record, camel=True):
+class BatchResult(_Camel, kw_only=True):
     """What ``distill run`` prints."""
 
     action: Literal["created", "noop", "pending"]
@@ -103,7 +162,7 @@ class BatchResult(Record, camel=True):
 
 # --- distill init and status -------------------------------------------------------------
 
-class InitResult(Record, camel=True):
+class InitResult(_Camel, kw_only=True):
     action: str = "init"
     cursor_path: str
     tracked_files: int
@@ -113,7 +172,7 @@ class InitResult(Record, camel=True):
     errors: list[str] = []  # warnings naming each of them
 
 
-class FileStatus(Record, camel=True):
+class FileStatus(_Camel, kw_only=True):
     path: str
     agent_id: str
     format: str | None = None
@@ -124,14 +183,14 @@ class FileStatus(Record, camel=True):
     state: str = "tracked"  # tracked | new | archived | out-of-scope | gone
 
 
-class AgentStatus(Record, camel=True):
+class AgentStatus(_Camel, kw_only=True):
     agent_id: str
     files: int
     behind: int
     pending: list[str]
 
 
-class SetAsideChunk(Record, camel=True):
+class SetAsideChunk(_Camel, kw_only=True):
     """A chunk whose answer never came right; its byte ranges stay uncommitted."""
 
     batch_file: str
@@ -142,7 +201,7 @@ class SetAsideChunk(Record, camel=True):
     ranges: list[list]  # [path, start, end]
 
 
-class StatusResult(Record, camel=True):
+class StatusResult(_Camel, kw_only=True):
     cursor_path: str
     agents: list[AgentStatus]
     files: list[FileStatus]
@@ -156,53 +215,29 @@ class StatusResult(Record, camel=True):
 
 # --- what every transcript format produces ------------------------------------------------
 
-class _Slots:
-    """``==`` and ``repr`` over ``__slots__``, for the two classes built on the per-line path."""
+class Turn(msgspec.Struct):
+    """One thing said in a transcript, cleaned. Built per kept line; its arguments may be given
+    in order (the hottest builder passes them so)."""
 
-    __slots__: tuple[str, ...] = ()
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self.__slots__)})"
-
-
-class Turn(_Slots):
-    """One thing said in a transcript, cleaned. Built per kept line, so a slotted class with a
-    written-out ``__init__``: a read that keeps no turn never loads msgspec, and this costs a
-    microsecond a turn. Its arguments may be given in order (the order of ``__slots__``):
-    matching ten keywords costs more than the rest of the call (7.3k against 3.0k
-    instructions), so the hottest builder passes them so."""
-
-    __slots__ = ("agent_id", "session_id", "file", "start", "end", "entry_id", "ts", "role", "text", "author")
-
-    def __init__(self, agent_id: str, session_id: str, file: str, start: int, end: int,
-                 entry_id: str | None, ts: int, role: Role, text: str, author: str):
-        self.agent_id = agent_id
-        self.session_id = session_id
-        self.file = file
-        self.start = start  # byte range [start, end) of the line(s) in the file
-        self.end = end
-        self.entry_id = entry_id  # the format's own entry/message id, if it has one
-        self.ts = ts  # Unix milliseconds; 0 = unknown (the caller falls back to the file's mtime)
-        self.role = role
-        self.text = text  # cleaned: injected blocks stripped, clipped, redacted
-        self.author = author  # distill.envelopes.Author, set by the format module: who actually wrote it
+    agent_id: str
+    session_id: str
+    file: str
+    start: int  # byte range [start, end) of the line(s) in the file
+    end: int
+    entry_id: str | None  # the format's own entry/message id, if it has one
+    ts: int  # Unix milliseconds; 0 = unknown (the caller falls back to the file's mtime)
+    role: Role
+    text: str  # cleaned: injected blocks stripped, clipped, redacted
+    author: str  # distill.envelopes.Author, set by the format module: who actually wrote it
 
 
-class TurnLimits(_Slots):
-    __slots__ = ("max_turn_chars", "max_tool_trace_chars", "owners")
-
-    def __init__(self, *, max_turn_chars: int = 6000, max_tool_trace_chars: int = 300, owners=None):
-        self.max_turn_chars = max_turn_chars
-        self.max_tool_trace_chars = max_tool_trace_chars
-        self.owners = owners  # distill.trust.Owners: whose chat messages are the owner's (None: no configuration)
+class TurnLimits(msgspec.Struct, kw_only=True):
+    max_turn_chars: int = 6000
+    max_tool_trace_chars: int = 300
+    owners: Any = None  # distill.trust.Owners: whose chat messages are the owner's (None: no configuration)
 
     @classmethod
-    def from_settings(cls, settings) -> TurnLimits:
+    def from_settings(cls, settings: Any) -> TurnLimits:
         from .trust import owners_for
 
         return cls(max_turn_chars=settings.max_turn_chars, max_tool_trace_chars=settings.max_tool_trace_chars,
@@ -211,26 +246,31 @@ class TurnLimits(_Slots):
 
 # --- reading and writing them -------------------------------------------------------------
 
-def decode(data: bytes, type_: type, message: str):
+def decode(data: bytes, type_: type, message: str) -> Any:
     """``data`` (JSON) as ``type_``; bad input raises SchemaMismatch with ``message``, whose
     ``{error}`` becomes what was wrong, naming the field (``at `$.ranges[0].dev```)."""
-    if issubclass(type_, Record):
-        try:
-            return decode_json(data, type_)
-        except Invalid as exc:
-            raise SchemaMismatch(message.replace("{error}", str(exc))) from exc
-    import msgspec
-
     try:
         return msgspec.json.decode(data, type=type_)
     except msgspec.DecodeError as exc:  # also ValidationError: a missing or mistyped field
         raise SchemaMismatch(message.replace("{error}", str(exc))) from exc
 
 
-def as_dict(obj) -> dict:
-    """``obj``'s attributes (snake_case) to values, one level deep, like ``dataclasses.asdict``'s top."""
-    if isinstance(obj, Record):
-        return _record_as_dict(obj)
-    import msgspec
+def _enc(obj: Any) -> Any:
+    if isinstance(obj, os.PathLike):
+        return os.fspath(obj)
+    raise NotImplementedError(f"cannot write {type(obj).__name__} as JSON")
 
+
+def to_builtins(obj: Any) -> Any:
+    """``obj`` as plain JSON types, Structs under their JSON keys."""
+    return msgspec.to_builtins(obj, enc_hook=_enc)
+
+
+def encode_json(obj: Any) -> bytes:
+    """One line of JSON: what ``--json`` prints and ``last-run.json`` holds."""
+    return msgspec.json.encode(obj, enc_hook=_enc)
+
+
+def as_dict(obj: Any) -> dict:
+    """``obj``'s attributes (snake_case) to values, one level deep, like ``dataclasses.asdict``'s top."""
     return msgspec.structs.asdict(obj)

@@ -1,7 +1,9 @@
 """The whole path in one call: tails → batch → map → reduce → store → commit.
 
 Invariant served: a byte range is committed only after every memory drawn from it is in the
-store. Progress is kept per chunk, beside the batch (:class:`~distill.model.BatchProgress`):
+store. A batch goes through its life by the names of :class:`~distill.tails.life.BatchLife`
+(cut, take, map, set aside, drop, store, commit), whose module draws it. Progress is kept per
+chunk, beside the batch (:class:`~distill.model.BatchProgress`):
 each chunk's validated candidates are written as soon as it is mapped, marked stored once its
 memories are in the store, and a rerun maps only the chunks that never finished. A chunk that
 fails (its answer unusable after a second try, the provider still failing after the retry
@@ -30,19 +32,17 @@ from pathlib import Path
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
-from .tails.ledger import load_progress, save_progress
-from .tails.state import distilling_lock
+from .tails.life import BatchLife
 from .budget import TokenBudget
 from .config import Settings
-from .distiller.chunking import Chunk, chunk_batch
+from .distiller.chunking import chunk_batch
 from .distiller.extract import Extractor, make_extractor
 from .distiller.mapper import ChunkResult, Mapper
 from .distiller.prompts import PROMPT_VERSION
 from .distiller.reduce import Memory, reduce_candidates
 from .distiller.schema import Candidate
 from .errors import DistillError, LockBusy, MapFailed, SchemaMismatch, StoreFailed, TransientError
-from .lock import FileLock
-from .model import Batch, BatchProgress, ChunkState, RunSummary
+from .model import Batch, RunSummary
 
 MAX_BATCHES_PER_RUN = 1000
 MAX_WARNINGS = 20  # a summary names this many problems; the counters count them all
@@ -90,32 +90,15 @@ def distill_batch(settings: Settings, batch: Batch, *, extractor: Extractor, bud
     return out
 
 
-def _hold(chunk: Chunk) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for m in chunk.messages:
-        key = m.id.rsplit(":", 1)[0]
-        out[key] = min(m.start, out.get(key, m.start))
-    return out
-
-
-def _ranges(chunk: Chunk) -> list[list]:
-    spans: dict[str, list] = {}
-    for m in chunk.messages:
-        span = spans.setdefault(m.file, [m.file, m.start, m.end])
-        span[1], span[2] = min(span[1], m.start), max(span[2], m.end)
-    return list(spans.values())
-
-
-def _map_pending(settings: Settings, path: Path, batch: Batch, state: BatchProgress, *, extractor: Extractor,
-                 budget: TokenBudget | None, retry_failed: bool, progress: Progress | None,
-                 out: Distilled) -> None:
-    """Map the chunks that have no result yet (and the set-aside ones when retrying), saving
-    each success at once. Failures are recorded only if some chunk of this attempt got an
-    answer: a provider that is down sets nothing aside, it raises and the batch waits."""
-    chunks = chunk_batch(batch.agents, chunk_tokens=state.chunk_tokens, overlap_turns=state.overlap_turns)
+def _map(settings: Settings, life: BatchLife, *, extractor: Extractor, budget: TokenBudget | None,
+         retry: bool, progress: Progress | None, out: Distilled) -> None:
+    """Map the batch's chunks that have no result yet (and the set-aside ones when retrying).
+    Failures are set aside only if some chunk of this attempt got an answer: a provider that
+    is down sets nothing aside, it raises and the batch waits."""
+    chunks = chunk_batch(life.batch.agents, chunk_tokens=life.progress.chunk_tokens,
+                         overlap_turns=life.progress.overlap_turns)
     out.chunks = len(chunks)
-    todo = [c for c in chunks if str(c.index) not in state.chunks
-            or (retry_failed and state.chunks[str(c.index)].status == "failed")]
+    todo = set(life.to_map([c.index for c in chunks], retry))
     if not todo:
         return
 
@@ -124,26 +107,19 @@ def _map_pending(settings: Settings, path: Path, batch: Batch, state: BatchProgr
         out.calls += r.calls
         out.tokens += r.tokens
         if not r.failed:
-            state.chunks[str(r.chunk.index)] = ChunkState(
-                status="mapped", agent=r.chunk.agent_id, candidates=[c.model_dump() for c in r.candidates])
-            if r.calls:  # an answer that was paid for is kept at once; the rules extractor's costs nothing
-                save_progress(state, path)
+            life.mapped(r.chunk.index, r.chunk.agent_id, [c.model_dump() for c in r.candidates], paid=r.calls > 0)
 
     step = (lambda done, total: progress("map", done, total)) if progress else None
-    results = Mapper(extractor, budget=budget).map_all(todo, concurrency=settings.llm_concurrency,
+    results = Mapper(extractor, budget=budget).map_all([c for c in chunks if c.index in todo],
+                                                       concurrency=settings.llm_concurrency,
                                                        progress=step, on_result=keep)
     failed = [r for r in results if r.failed]
     if not failed:
         return
     if all(r.transient for r in failed) and len(failed) == len(results):
         raise TransientError("; ".join(r.failed for r in failed))
-    for r in failed:
-        before = state.chunks.get(str(r.chunk.index))
-        state.chunks[str(r.chunk.index)] = ChunkState(
-            status="failed", agent=r.chunk.agent_id, error=r.failed, attempts=(before.attempts if before else 0) + 1,
-            hold=_hold(r.chunk), ranges=_ranges(r.chunk))
+    life.set_aside([(r.chunk.index, r.chunk.agent_id, r.failed, r.chunk.messages) for r in failed])
     out.counters["chunks_set_aside"] += len(failed)
-    save_progress(state, path)
 
 
 _stores: dict[tuple, Any] = {}
@@ -199,70 +175,56 @@ def batch_summary(batch: Batch) -> RunSummary:
 
 def _process(settings: Settings, path: Path, *, extractor: Extractor, budget: TokenBudget | None, commit: bool,
              progress: Progress | None, retry_failed: bool = False, drop_failed: bool = False) -> RunSummary:
-    from .tails.ledger import commit_partial, load_batch
-
-    lock_path = distilling_lock(path)
+    """One pending batch through its life (:mod:`distill.tails.life`): map, store, commit."""
     try:
-        guard = FileLock(lock_path, purpose=f"distilling {path.name}").acquire(timeout=0)
+        life = BatchLife.take(settings, path)
     except LockBusy:
         return RunSummary(action="busy", counters={"batches_busy": 1})
+    if life is None:  # committed or aborted by whoever held it before us
+        return RunSummary(action="noop")
     try:
-        if not path.exists():  # committed or aborted by whoever held the lock before us
-            lock_path.unlink(missing_ok=True)
-            return RunSummary(action="noop")
-        batch = load_batch(path)
+        batch = life.batch
         summary = batch_summary(batch)
-        state = load_progress(path) or BatchProgress(chunk_tokens=settings.chunk_tokens,
-                                                       overlap_turns=settings.chunk_overlap_turns)
         result = Distilled()
         try:
-            _map_pending(settings, path, batch, state, extractor=extractor, budget=budget,
-                         retry_failed=retry_failed, progress=progress, out=result)
+            _map(settings, life, extractor=extractor, budget=budget, retry=retry_failed, progress=progress,
+                 out=result)
             if drop_failed:
-                for c in state.with_status("failed").values():
-                    c.status = "dropped"
-                    result.counters["chunks_dropped"] += 1
-                save_progress(state, path)
-            mapped = state.with_status("mapped")
-            candidates = [Candidate.model_validate(c) for chunk in mapped.values() for c in chunk.candidates]
+                result.counters["chunks_dropped"] += life.drop()
+            candidates = [Candidate.model_validate(c) for c in life.mapped_candidates()]
             result.memories = _reduce(settings, batch, extractor, candidates, result.counters)
             if progress:
                 progress("store", 0, len(result.memories))
             added, dup = store_memories(settings, result.memories, result.counters)
-            for c in mapped.values():
-                c.status, c.candidates = "stored", []
-            if mapped and (state.holds() or not commit):  # a full commit deletes the progress file anyway
-                save_progress(state, path)
+            life.stored(commit_next=commit)
         except DistillError as exc:
             exc.args = (f"batch {path} left pending, nothing from it committed: {exc}",)
             raise
         summary.memories_added, summary.memories_duplicate = added, dup
         summary.llm_calls, summary.tokens = result.calls, result.tokens
         result.counters["chunks"] += result.chunks
-        set_aside = len(state.with_status("failed"))
+        set_aside = life.waiting()
         if set_aside:
             result.counters["chunks_waiting"] = set_aside
         summary.counters = dict(Counter(batch.counters) + result.counters)
         summary.action = "distilled"
         if commit:
-            holds = state.holds()
-            done = commit_partial(settings, path, holds, batch)
+            held = life.held()
+            done = life.commit()
             # what this call committed, not the batch's size: a held file, or a batch committed
             # up to its held turns on an earlier run, adds only the bytes that moved now
             summary.files, summary.bytes, summary.turns = done.files, done.bytes, done.turns
-            summary.action = "partial" if holds else "committed"
-            if holds and not (done.files or result.calls or added or dup or result.counters["chunks_dropped"]):
+            summary.action = "partial" if held else "committed"
+            if held and not (done.files or result.calls or added or dup or result.counters["chunks_dropped"]):
                 # a batch waiting on its set-aside chunks, and nothing done to it: say nothing
                 # happened (its waiting chunks are still counted, so the summary recalls them)
                 summary.action = "noop"
                 summary.counters = {"chunks_waiting": set_aside}
-            if not holds:
-                lock_path.unlink(missing_ok=True)  # whoever waits on it finds the batch gone and stops
             if progress:
                 progress("commit", 1, 1)
         return summary
     finally:
-        guard.release()
+        life.release()
 
 
 def _add(total: RunSummary, part: RunSummary) -> None:
@@ -280,31 +242,11 @@ def _warn(total: RunSummary, errors: list[str]) -> None:
             total.errors.append(e)
 
 
-def _own_pending(settings: Settings, batch_file: Path, doing: str) -> Path:
-    """The state dir's own file of the pending batch ``batch_file`` names, or a refusal naming
-    it (a foreign batch, one not there, a folder, one already committed or aborted), before
-    anything is mapped, stored or written: a batch is distilled only where it is pending."""
-    from .tails.ledger import is_pending, locate_batch
-
-    path, batch, where = locate_batch(settings, batch_file)
-    if where != "pending":
-        what, folder = (("committed", settings.state.done) if where == "done"
-                        else ("aborted", settings.state.aborted))
-        raise DistillError(f"batch {batch.batch_id} was already {what} (it is in {folder}); "
-                           f"there is nothing to {doing}")
-    if not is_pending(settings, batch):
-        raise DistillError(
-            f"batch {batch.batch_id} ({path}) is not pending in its cursor: a run crashed before recording it, "
-            f"or its transcript was deleted and the range released; there is nothing to {doing} (the next "
-            "`distill run` moves it to batches/aborted/ and reads its bytes again)")
-    return path
-
-
 def distill_batch_file(settings: Settings, path: Path, *, commit: bool,
                        progress: Progress | None = None) -> RunSummary:
     """``distill distill --batch-file F``: distil one batch made by ``run``; commit it if asked."""
     started = time.monotonic()
-    path = _own_pending(settings, Path(path), "distil")
+    path = BatchLife.own_pending(settings, Path(path), "distil")
     extractor = make_extractor(settings)
     try:
         summary = _process(settings, path, extractor=extractor, budget=TokenBudget(settings),
@@ -325,13 +267,11 @@ def run_distill(settings: Settings, *, only_files: set[Path] | None = None,
 
     The total is recorded as the last run, also when the run fails (with the error, and what
     was committed and spent before it)."""
-    from .tails.ledger import create_batch, pending_batches
-
     started = time.monotonic()
     extractor = make_extractor(settings)
     budget = TokenBudget(settings)
     with _recorded_run(settings, extractor, budget, started) as (total, actions):
-        for path in pending_batches(settings, cursor_path=cursor_path):
+        for path in BatchLife.pending(settings, cursor_path=cursor_path):
             try:
                 part = _process(settings, Path(path), extractor=extractor, budget=budget, commit=True,
                                 progress=progress)
@@ -342,7 +282,7 @@ def run_distill(settings: Settings, *, only_files: set[Path] | None = None,
             actions[part.action] += 1
             _add(total, part)
         for _ in range(MAX_BATCHES_PER_RUN):
-            made = create_batch(settings, only_files=only_files, file_filter=file_filter,
+            made = BatchLife.cut(settings, only_files=only_files, file_filter=file_filter,
                                 cursor_path=cursor_path, read_limit=read_limit)
             _warn(total, made.errors)
             if made.action != "created" or not made.batch_file:
@@ -401,17 +341,7 @@ def _record(settings: Settings, total: RunSummary, error: BaseException | None =
 
 def set_aside_batches(settings: Settings, cursor_path: Path | None = None) -> list[Path]:
     """Pending batches with chunks set aside (read-only)."""
-    from .tails.ledger import pending_batches
-
-    out = []
-    for path in pending_batches(settings, cursor_path=cursor_path):
-        try:
-            state = load_progress(path)
-        except SchemaMismatch:
-            continue
-        if state and state.with_status("failed"):
-            out.append(path)
-    return out
+    return BatchLife.with_set_aside(settings, cursor_path)
 
 
 def retry_failed(settings: Settings, *, drop: bool = False, batch_file: Path | None = None,
@@ -423,9 +353,8 @@ def retry_failed(settings: Settings, *, drop: bool = False, batch_file: Path | N
     started = time.monotonic()
     total = RunSummary(action="noop")
     if batch_file:  # only a batch pending here, and only for its set-aside chunks
-        path = _own_pending(settings, Path(batch_file), "retry")
-        state = load_progress(path)
-        paths = [path] if state and state.with_status("failed") else []
+        path = BatchLife.own_pending(settings, Path(batch_file), "retry")
+        paths = [path] if BatchLife.has_set_aside(path) else []
     else:
         paths = set_aside_batches(settings)
     if not paths:

@@ -7,7 +7,6 @@ pin what makes it: which modules a command loads, and that the command table is 
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import subprocess
 import sys
@@ -49,39 +48,6 @@ def test_a_command_loads_only_its_own_module_and_nothing_heavy(tmp_path, command
     assert not {m.split(".")[0] for m in mods} & HEAVY
     if with_transcript and command == "run":
         assert "distill.sources.openclaw" in mods  # the transcript was really read
-        # a batch is written from the reader's dicts, a small one by json; types for the checker only
-        assert not mods & {"msgspec", "typing", "orjson"}
-
-
-LIBRARIES = {"msgspec", "orjson", "typing", "hashlib", "argparse"}
-
-
-@pytest.mark.parametrize("command, before, transcript", [
-    ("status", None, "message"), ("run", None, None), ("run", None, "header"), ("status", "init", "message"),
-    ("run", "init", "message")])
-def test_status_and_a_small_or_empty_run_load_no_json_library(tmp_path, command, before, transcript):
-    """``status``, a ``run`` that finds nothing new (empty state, or every file read to its end
-    by ``init``) and a first ``run`` whose transcript holds only its session header (decoded,
-    the cursor written, no batch) read and write the settings, the cursor, the line and
-    ``last-run.json`` with the standard library only: msgspec or orjson would cost more to import
-    than the command takes (and argparse is not needed for a command given no flag of its own)."""
-    from tests.tail_helpers import fact, header, msg
-
-    if transcript:
-        f = tmp_path / "a" / "main" / "sessions" / "s1.jsonl"
-        f.parent.mkdir(parents=True)
-        f.write_bytes(header() + (msg(fact(1)) if transcript == "message" else b""))
-    if before:
-        imported(tmp_path, before)
-        assert (tmp_path / "s" / "cursor.json").is_file()
-    mods = imported(tmp_path, command)
-    assert not {m.split(".")[0] for m in mods} & LIBRARIES
-    if before and command == "run":
-        assert "distill.sources.openclaw" not in mods  # the unchanged file was not opened
-    if transcript == "header" and command == "run":
-        assert "distill.sources.openclaw" in mods  # the header was read
-        entry, = json.loads((tmp_path / "s" / "cursor.json").read_bytes())["files"].values()
-        assert entry["offset"] == len(header())
 
 
 def test_every_registered_command_is_in_the_table():

@@ -14,7 +14,7 @@ import sys
 
 from ..errors import DistillError
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: `distill enqueue` must not pay for importing typing
+TYPE_CHECKING = False  # the hook's fast path (`distill enqueue` imports this module): no typing
 if TYPE_CHECKING:
     import argparse
     from typing import Any, Callable
@@ -199,12 +199,9 @@ def emit(result: Any, as_json: bool) -> None:
     if result is None:
         return
     if as_json:
-        from ..record import Record, encode_json
+        from ..model import encode_json
 
-        if isinstance(result, Record) or hasattr(result, "__struct_fields__"):  # under their JSON keys
-            data = result
-        else:
-            data = result.model_dump(mode="json", by_alias=True) if hasattr(result, "model_dump") else result
+        data = result.model_dump(mode="json", by_alias=True) if hasattr(result, "model_dump") else result
         sys.stdout.write(encode_json(data).decode() + "\n")
     else:
         from .render import render
@@ -231,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(getattr(result, "exit_code", 0) or 0)
     except DistillError as exc:
         if args.json:
-            from ..record import encode_json
+            from ..model import encode_json
 
             sys.stdout.write(encode_json({"error": str(exc), "kind": type(exc).__name__}).decode() + "\n")
         print(f"distill: error: {exc}", file=sys.stderr)
@@ -246,40 +243,15 @@ def main(argv: list[str] | None = None) -> int:
         return 141  # what a shell reports for a program SIGPIPE ended
 
 
-# Commands that leave nothing for the interpreter's teardown to do: no thread, no atexit hook,
-# no buffered file left open (every file is written by distill.atomic, straight to the fd).
-NO_TEARDOWN = frozenset({"run", "status", "init", "commit", "abort", "enqueue"})
-
-
 def entry() -> None:
-    """The ``distill`` console script and ``python -m distill``: :func:`main`, then the exit.
-
-    After a command in ``NO_TEARDOWN`` (``run`` without ``--distill``) the process flushes its
-    output and leaves with ``os._exit``: the interpreter's teardown (a last full collection,
-    every object freed one by one, every module cleared) costs 10-15 ms here, a sixth of a
-    ``distill run`` with nothing new. Tests call :func:`main`, which always returns.
-
-    These commands also collect reference cycles every 100,000 new objects, not 700: what
-    they allocate lives to the end (modules, classes, the settings, a walk's 10,000 entries)
-    and makes almost no cycle (a few hundred in a 10,000-file first read), so the collector
-    only walked the same young objects again and again (4-5 % of a ``run`` with nothing new,
-    of ``status`` and of a first ``run``; 3 % of a no-op over 10,000 files)."""
-    argv = sys.argv[1:]
-    idx = command_index(argv)
-    light = idx is not None and argv[idx] in NO_TEARDOWN and "--distill" not in argv
-    if light:
-        import gc
-
-        gc.set_threshold(100_000)
-    rc = main(argv)
-    if not light:
-        sys.exit(rc)
+    """The ``distill`` console script and ``python -m distill``. Tests call :func:`main`."""
+    rc = main(sys.argv[1:])
     try:
         sys.stdout.flush()
-        sys.stderr.flush()
     except BrokenPipeError:  # the reader left before the output was flushed (see main)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         rc = 141
-    os._exit(rc)
+    sys.exit(rc)
 
 
 if __name__ == "__main__":  # pragma: no cover

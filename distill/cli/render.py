@@ -11,9 +11,8 @@ from __future__ import annotations
 import os
 import time
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 RENDERERS: dict[str, Callable[[Any], str]] = {}
 

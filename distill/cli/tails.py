@@ -8,18 +8,19 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
 
 from . import command
 from ..errors import DistillError
 from ..model import RunSummary
-from ..record import Record
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # parsed without argparse when the command has no flag of its own (cli.quick_args)
     import argparse
 
 
-class StepResult(Record, camel=True):
+class StepResult(msgspec.Struct, kw_only=True, rename="camel"):
     """What ``commit``, ``abort`` and ``run --distill`` print."""
 
     action: str
@@ -58,25 +59,26 @@ def _run(settings, args: argparse.Namespace):
                                "installed in this build; run `distill run` and distill the batch yourself") from None
         summary = run_distill(settings)
         return StepResult(action=summary.action, summary=summary)
-    from ..tails.ledger import create_batch, record_last_run
+    from ..tails.ledger import record_last_run
+    from ..tails.life import BatchLife
 
-    result = create_batch(settings)
+    result = BatchLife.cut(settings)
     record_last_run(settings, result.summary, result.batch_file)
     return result
 
 
 def _commit(settings, args: argparse.Namespace):
-    from ..tails.ledger import commit_batch
+    from ..tails.life import BatchLife
 
     return StepResult(action="committed", batch_file=str(args.batch_file),
-                      summary=commit_batch(settings, args.batch_file))
+                      summary=BatchLife.commit_file(settings, args.batch_file))
 
 
 def _abort(settings, args: argparse.Namespace):
-    from ..tails.ledger import abort_batch
+    from ..tails.life import BatchLife
 
     return StepResult(action="aborted", batch_file=str(args.batch_file),
-                      summary=abort_batch(settings, args.batch_file))
+                      summary=BatchLife.abort(settings, args.batch_file))
 
 
 def _status(settings, args: argparse.Namespace):

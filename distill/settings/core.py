@@ -6,7 +6,7 @@ plus ``OPENCLAW_JSONL_DISTILL_ALLOWED_AGENT_IDS`` as in the script this replaces
 layer gives a field's whole value (no merging of lists or tables across layers).
 
 This module gathers raw values; it does not validate them. The full settings
-(:class:`distill.config.Settings`, a plain record that :func:`distill.record.convert` validates) and
+(:class:`distill.config.Settings`, a msgspec Struct that validates them) and
 the hook's slice (:class:`distill.settings.hook.HookConfig`, plain checks: ``distill enqueue``
 runs at every session end) are both built from :func:`gather`, so they cannot disagree on where a value
 comes from.

@@ -1,6 +1,4 @@
-"""The near-duplicate thresholds (``Settings.dedup``), a msgspec Struct: calibration and the
-dedup tests treat them as one (``msgspec.structs.asdict``), and they load only where dedup
-is decided or configured, never at a command's start."""
+"""The near-duplicate thresholds (``Settings.dedup``), a msgspec Struct like every setting."""
 
 import msgspec
 

@@ -20,7 +20,7 @@ import importlib
 
 from ..text import LazyPattern
 
-TYPE_CHECKING = False  # not typing's: a run that reads a file need not import typing
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 

@@ -16,7 +16,7 @@ from ..text import LazyPattern
 from ..text.noise import clip
 from ..text.redact import redact_counting
 
-TYPE_CHECKING = False  # not typing's: a run that reads a file need not import typing
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections import Counter
 

@@ -18,22 +18,19 @@ A file is known by ``"<dev>:<inode>"``, so a rename keeps its entry. An entry re
 
 Entries are plain dicts (a 10,000-file cursor must load in a few milliseconds, which a
 validating model cannot do); :meth:`Cursor.load` checks the shape and names the file when
-it is wrong. It is read with the standard library's ``json`` (a no-op ``run`` and ``status``
-read it and nothing else: msgspec or orjson would decode 10,000 entries 20 ms faster but cost
-40-50 ms to import) and written with orjson (``json`` takes 94 ms to write 10,000 entries),
-except a cursor of a few files while orjson is not loaded (a first run over a transcript or
-two decodes its lines without it): :func:`distill.lazyjson.dumps` writes the same bytes with
-``json``. Writes go through :mod:`distill.atomic`.
+it is wrong. It is read and written with orjson; writes go through :mod:`distill.atomic`.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from _blake2 import blake2b  # what hashlib.blake2b is, without loading OpenSSL at start-up
+from hashlib import blake2b
 from pathlib import Path
+from typing import Any, TypedDict
 
-from .. import lazyjson
+import orjson
+
 from ..atomic import write_bytes
 from ..errors import DistillError, SchemaMismatch
 from .state import seen_dir
@@ -43,30 +40,21 @@ HEAD_BYTES = 4096
 # How to start a cursor over, as a damaged cursor's message says it: the main cursor's by
 # default; backfill's own cursor passes its own (see distill.tails.ledger.load_cursor).
 RESTART = "run `distill init` (start from now) or `distill run` (read everything)"
-# a cursor of this many files or fewer is written by json when orjson is not loaded (a first
-# run over a few files): ≈ 10 µs an entry, against ≈ 15 ms to import orjson
-_SMALL = 256
 
 
-TYPE_CHECKING = False  # not typing's: `status` and a no-op `run` must not pay for importing typing
-if TYPE_CHECKING:
-    from typing import Any, TypedDict
-
-    class FileEntry(TypedDict, total=False):
-        path: str
-        agent: str
-        format: str | None
-        offset: int
-        skip: bool
-        pending: dict[str, list[int]]
-        head: str
-        headLen: int
-        size: int
-        mtime: int
-        rewritten: bool
-        archived: bool
-else:
-    FileEntry = dict
+class FileEntry(TypedDict, total=False):
+    path: str
+    agent: str
+    format: str | None
+    offset: int
+    skip: bool
+    pending: dict[str, list[int]]
+    head: str
+    headLen: int
+    size: int
+    mtime: int
+    rewritten: bool
+    archived: bool
 
 
 def file_key(st: os.stat_result) -> str:
@@ -107,11 +95,9 @@ class Cursor:
             return cls(path)
         except OSError as exc:
             raise SchemaMismatch(f"cannot read cursor {path}: {exc}") from exc
-        import json
-
         try:
-            data = json.loads(raw)
-        except ValueError as exc:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
             raise SchemaMismatch(
                 f"cursor {path} is not valid JSON ({exc}); restore it from a backup, or move it "
                 f"away and {restart}"
@@ -157,7 +143,7 @@ class Cursor:
             "files": self.files,
         }
         try:
-            write_bytes(self.path, lazyjson.dumps(data, small=len(self.files) <= _SMALL) + b"\n")
+            write_bytes(self.path, orjson.dumps(data) + b"\n")
         except OSError as exc:
             raise DistillError(f"cannot write cursor {self.path}: {exc}; the previous cursor is intact, "
                                "fix the problem (disk space, permissions) and run the command again") from exc

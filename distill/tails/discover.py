@@ -37,7 +37,7 @@ from pathlib import Path
 
 from .owners import holders
 
-TYPE_CHECKING = False  # not typing's: the hook's fast path must not import typing (nor pydantic)
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..config import Settings
 

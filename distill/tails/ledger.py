@@ -1,14 +1,15 @@
-"""The batch ledger. A batch: the new turns of a run, and exactly which byte ranges of which
-files they cover. Reading them is :mod:`distill.tails.reader`'s; this module owns what a batch
-then goes through, under the state lock: create, reconcile, commit, abort, pending, prune, and
-the last-run record. Paths come from :mod:`distill.tails.state`.
+"""The batch ledger: the files and the cursor under each step of a batch's life. A batch: the
+new turns of a run, and exactly which byte ranges of which files they cover. Reading them is
+:mod:`distill.tails.reader`'s; the life itself (which step follows which, what the pipeline
+calls) is drawn and driven in :mod:`distill.tails.life`. Here, under the state lock: create,
+reconcile, commit (whole or partial), abort, pending, prune, and the last-run record. Paths
+come from :mod:`distill.tails.state`.
 
 The keys of the script this replaces (``version``, ``createdAtMs``, ``agents[].agent_id``,
 ``agents[].messages[].{ts, role, text}``, ``touchedFiles``) are kept so that cron prompts
 written for it keep working; provenance is added per message and per file range.
 
-Life of a batch (every step under the state lock, so cron, the daemon and backfill never
-interleave):
+Every step is under the state lock, so cron, the daemon and backfill never interleave:
 
 1. ``create_batch`` writes ``batches/<id>.json``, *then* marks its ranges pending in the
    cursor. A crash in between leaves an unreferenced file, which the next run moves to
@@ -30,27 +31,24 @@ from __future__ import annotations
 import marshal
 import os
 import time
-from _thread import get_ident  # what threading.get_ident is, without importing threading at start-up
+from threading import get_ident
 from collections import Counter
 from collections.abc import Callable
 from operator import attrgetter
 from pathlib import Path
 
-from .. import lazyjson
+import orjson
+
 from ..atomic import move, write_bytes
 from ..config import Settings
 from ..errors import DistillError, SchemaMismatch
 from ..lock import FileLock
-from ..model import BATCH_VERSION, BatchResult, LastRun, RunSummary, decode
-from ..record import encode_json
+from ..model import BATCH_VERSION, Batch, BatchProgress, BatchResult, LastRun, RunSummary, decode, encode_json
 from .cursor import Cursor, SeenTurns, blake2b, now_ms, turn_digest
 from .discover import SessionFile, discover, replaying
 from .state import chunks_file, noop_file
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from ..structs import Batch, BatchProgress
-    from .reader import TailWalk
+from .reader import TailWalk
 
 
 # --- the state lock ---------------------------------------------------------------------
@@ -61,10 +59,7 @@ _held: dict[tuple[str, int], int] = {}
 class state_lock:
     """``with state_lock(settings):`` holds ``<state>/.lock``. Re-entrant within a thread, so a
     caller (the pipeline) may hold it around several of the functions here. Waits
-    ``settings.state_lock_wait`` seconds, then raises LockBusy naming the holder's pid.
-
-    A class, not ``contextlib.contextmanager``: every command that takes the lock would
-    import contextlib for it (3 % of a ``distill run`` with nothing new)."""
+    ``settings.state_lock_wait`` seconds, then raises LockBusy naming the holder's pid."""
 
     def __init__(self, settings: Settings):
         self._settings = settings
@@ -89,7 +84,6 @@ class state_lock:
 
 
 def _new_batch_id() -> str:
-    # os.urandom, not `secrets`: importing that (hmac, random) costs more than a no-op run
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + os.urandom(3).hex()
 
 
@@ -100,8 +94,6 @@ def load_batch(path: Path) -> Batch:
         raise DistillError(f"batch file {path} does not exist") from None
     except OSError as exc:
         raise SchemaMismatch(f"cannot read batch file {path}: {exc.strerror}; {_RELEASE.format(path=path)}") from exc
-    from ..structs import Batch  # msgspec: only where a batch is
-
     return decode(data, Batch, f"batch file {path} is not a distill batch: {{error}}; {_RELEASE.format(path=path)}")
 
 
@@ -208,8 +200,6 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
             result = BatchResult(action="noop", cursor_path=str(cpath),
                                  summary=RunSummary(action="noop", seconds=time.monotonic() - t0))
         else:
-            from .reader import TailWalk  # here: a run the no-op digest answers reads nothing
-
             cursor = load_cursor(settings, cpath)
             walk = TailWalk(settings, cursor, _new_batch_id(), read_limit)
             walk.released += _reconcile(settings, cursor, walk.counters)
@@ -290,19 +280,12 @@ def _remember_noop(settings: Settings, cpath: Path, files: bytes, result: BatchR
         pass  # only a faster no-op is lost
 
 
-# a batch of this many messages or fewer is written by json when orjson is not loaded (an
-# hourly run's few new turns): a few KiB, against ≈ 15 ms to import orjson
-_SMALL_BATCH = 64
-
-
 def _finish(settings: Settings, cursor: Cursor, walk: TailWalk, cpath: Path, t0: float) -> BatchResult:
     turns = walk.turns
     batch_file = None
     if turns:
-        # structs.Batch's JSON, written out: building the Struct only to turn it back into a
-        # dict would import msgspec (~20 ms) in every run that cuts a batch; the ranges are the
-        # reader's own FileRange dicts. tests/test_model.py round-trips the file byte for byte.
-        # A small batch is written by json, the very bytes orjson writes (distill.lazyjson).
+        # model.Batch's JSON from the reader's own dicts (its FileRange dicts, its messages):
+        # tests/test_model.py round-trips the file byte for byte.
         data = {"version": BATCH_VERSION, "batchId": walk.batch_id, "createdAtMs": now_ms(),
                 "agents": [{"agentId": a, "messages": m} for a, m in sorted(walk.messages.items())],
                 "touchedFiles": [r["path"] for r in walk.ranges], "ranges": walk.ranges,
@@ -310,7 +293,7 @@ def _finish(settings: Settings, cursor: Cursor, walk: TailWalk, cpath: Path, t0:
                 "cursorPath": None if cpath == settings.state.cursor.absolute() else str(cpath)}
         batch_file = settings.state.batch(walk.batch_id).absolute()
         try:
-            write_bytes(batch_file, lazyjson.dumps(data, small=turns <= _SMALL_BATCH, indent=True))
+            write_bytes(batch_file, orjson.dumps(data, option=orjson.OPT_INDENT_2))
         except OSError as exc:
             raise DistillError(f"cannot write batch file {batch_file}: {exc}; nothing was marked pending, "
                                "fix the problem (disk space, permissions) and run again") from exc
@@ -425,16 +408,12 @@ def load_progress(batch_file: Path) -> BatchProgress | None:
         data = path.read_bytes()
     except FileNotFoundError:
         return None
-    from ..structs import BatchProgress
-
     return decode(data, BatchProgress, f"chunk progress {path} is damaged ({{error}}); delete it "
                   "to map the whole batch again (the store's dedup keeps memories single)")
 
 
 def save_progress(progress: BatchProgress, batch_file: Path) -> None:
-    import msgspec
-
-    write_bytes(chunks_file(batch_file), msgspec.json.encode(progress))
+    write_bytes(chunks_file(batch_file), encode_json(progress))
 
 
 def commit_partial(settings: Settings, batch_file: Path, holds: dict[str, int],

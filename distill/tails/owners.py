@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-TYPE_CHECKING = False  # not typing's: see above
+TYPE_CHECKING = False  # the hook's fast path (`distill enqueue`) imports this module: no typing
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 

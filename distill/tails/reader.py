@@ -16,20 +16,9 @@ truncation and rewrites, format detection, the per-agent message cap, and the tu
 new range. The batch ledger (:mod:`distill.tails.ledger`) writes what it collected; a dry
 run (``backfill --dry-run``) only counts it, so an estimate cannot drift from a real run.
 
-A walk reads on two cores when that pays. It first visits every discovered file in order,
-settling its entry (new, renamed, replaced) without reading content; then it reads. With at
-least ``FORK_MIN_BYTES`` to read, an idle core, one thread in this process and ``os.fork``
-(:func:`processes`), a forked reader (:mod:`distill.tails.fork`) takes the ordered reads
-from the end while this process goes on from the start; they meet where their speeds put
-them. The reader sends back, per file, what the read changed (:class:`_Record`: the entry,
-counters, errors, ranges, messages); this process applies the records in order, as if it
-had read those files itself, so the batch and the cursor are byte for byte those of one
-process (``tests/test_parallel_read.py``). What the reader cannot know is the per-agent
-message cap: it reads each file with the agent's full room, and a record that would not fit
-the room left here is read again here; the agent's later files are then skipped, as before.
-Reads that touch the digests of committed turns (renamed, replaced or rewritten files,
-archives) stay in this process. A reader that fails or dies costs only time: this process
-reads what it left, and the run counts ``reader_process_failed``.
+A walk first visits every discovered file in order, settling its entry (new, renamed,
+replaced) without reading content; then it reads them in that order, in this one process (a
+forked second reader was measured and removed: see docs/tails.md "One reader").
 """
 
 from __future__ import annotations
@@ -40,11 +29,10 @@ from collections import Counter, namedtuple
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .. import lazyjson
 from ..config import Settings
-from ..errors import ConfigError, DistillError, MissingDependency
+from ..errors import DistillError, MissingDependency
+from ..model import TurnLimits
 from .cursor import HEAD_BYTES, Cursor, FileEntry, SeenTurns, file_key, head_hash, new_entry, turn_digest
-from .fork import Child
 
 # Small enough that a block stays in a core's L2 cache while its lines are scanned (a 1 MiB
 # block measured twice as slow to read on a 512 KiB-L2 machine); large enough that a read
@@ -183,7 +171,6 @@ class TailWalk:
         self._by_path: dict[str, str] | None = None
         self.files_read: set[str] = set()  # keys of the files whose range it moved
         self.bytes = 0
-        self.fed = 0  # turns the last read's lines gave before its parser finished (see _apply)
 
     def walk(self, only_files: set[Path] | None = None,
              file_filter: Callable[[Path, os.stat_result], bool] | None = None) -> None:
@@ -202,7 +189,8 @@ class TailWalk:
             v = self.visit(key, sf.path, sf.agent, sf.format, sf.st)
             if v is not None:
                 visits.append(v)
-        self._read_all(visits)
+        for v in visits:
+            self._run(v)
         if file_filter is None or only_paths is not None:  # a filtered walk cannot tell "gone"
             for key in [k for k in self.cursor.files if k not in found]:
                 if only_paths is None or self.cursor.files[key]["path"] in only_paths:
@@ -263,89 +251,6 @@ class TailWalk:
             return None
         entry["rewritten"] = True
         return old
-
-    # the reads, on one core or more
-    def _read_all(self, visits: list[_Visit]) -> None:
-        """Finish the visits in order. When there is enough to read (:func:`processes`), a
-        forked reader takes them from the end while this process goes on from the start;
-        where they meet, this one applies the reader's records in order, as if read here
-        (see :meth:`_apply`), and does itself whatever the reader did not."""
-        n = processes(sum(v.size for v in visits)) if visits else 1  # a bad setting is said before any read
-        if len(visits) < 2 or n < 2 or not any(map(_forkable, visits)):
-            for v in visits:
-                self._run(v)
-            return
-        lazyjson.use_orjson()  # both processes read much: one import of the decoder, before the fork
-        child = Child.start(self._record, visits)
-        try:
-            i = 0
-            while i < len(visits) and i < child.claimed():
-                child.announce(i)
-                self._run(visits[i])
-                i += 1
-            records = child.result() if i < len(visits) else None
-            if records is None and i < len(visits):
-                self._child_failed(child.failure)
-            for j in range(i, len(visits)):
-                self._apply(visits[j], (records or {}).get(j))
-        finally:  # a read here failed: the reader must not wait on its pipe for as long as we live
-            child.close()
-
-    def _record(self, v: _Visit) -> tuple | None:
-        """In a forked reader: read one file as :meth:`_run` would if it were the first of its
-        agent (the full room for messages), and return everything the read changed (a
-        :class:`_Record` as a plain tuple, for the pipe); None for a visit the parent must do
-        (see :func:`_forkable`)."""
-        if not _forkable(v):
-            return None
-        self.counters, self.errors, self.ranges, self.files_read = Counter(), [], [], set()
-        self.messages, self.capped = {}, set()
-        self.dirty, self.bytes, self.fed = False, 0, 0
-        agent = v.entry["agent"]
-        self.read(v.key, v.entry, final=False, moved=False)
-        return tuple(_Record(v.entry, dict(self.counters), self.errors, self.dirty, self.ranges,
-                             self.messages.get(agent, []), v.key in self.files_read, self.bytes,
-                             agent in self.capped, self.settings.max_messages_per_agent, self.fed))
-
-    def _apply(self, v: _Visit, record: tuple | None) -> None:
-        """Take a forked reader's record of ``v`` as this walk's own read of it. The record is
-        what a read here gives unless the agent's message cap cut in differently: it was read
-        with ``rec.room`` messages of room, and it fits if that is the room here or it was not
-        capped and fed fewer turns than the room here. Otherwise the file is read again here,
-        and a visit without a record (not forkable, not reached, or the reader failed) is done
-        here."""
-        if record is None:
-            self._run(v)
-            return
-        rec = _Record(*record)  # a forkable visit: no counts to raise, no digests to copy
-        if v.agent in self.capped:
-            return
-        agent = v.entry["agent"]
-        room = self.settings.max_messages_per_agent - len(self.messages.get(agent, ()))
-        if not (rec.room == room or (not rec.capped and rec.fed < room)):
-            self.read(v.key, v.entry, final=False, moved=False)
-            return
-        v.entry.clear()
-        v.entry.update(rec.entry)
-        shown = self.counters["parser_error"]
-        self.counters.update(rec.counters)
-        # a parsed file's errors are all parser errors (a file is parsed only once its format
-        # is known): keep as many as the run-wide cap of _parser_error still allows
-        self.errors += rec.errors[:max(0, PARSER_ERRORS_SHOWN - shown)] if rec.counters.get("parser_error") else rec.errors
-        self.dirty |= rec.dirty
-        self.ranges += rec.ranges
-        if rec.messages:
-            self.messages.setdefault(agent, []).extend(rec.messages)
-        if rec.read:
-            self.files_read.add(v.key)
-            self.bytes += rec.bytes
-        if rec.capped:
-            self.capped.add(agent)
-
-    def _child_failed(self, why: str) -> None:
-        self.counters["reader_process_failed"] += 1
-        if self.counters["reader_process_failed"] == 1:
-            self.errors.append(f"a second reader process failed ({why}); this one read its files instead")
 
     # a tracked file the walk did not find
     def missing(self, key: str) -> None:
@@ -466,7 +371,6 @@ class TailWalk:
         self.dirty = True
 
     def _read_tail(self, key: str, entry: FileEntry, fd: int, st: os.stat_result, final: bool) -> None:
-        from ..model import TurnLimits
         from ..sources import get_format
 
         start = entry["offset"]
@@ -484,7 +388,6 @@ class TailWalk:
                             skip_first=bool(entry.get("skip")), final=final)
         room = self.settings.max_messages_per_agent - len(self.messages.get(agent, ()))
         turns, cap = self._parse(entry["path"], fmt.could_yield_at, parser.feed, reader, room)
-        self.fed = len(turns)
         capped = cap is not None
         end, too_long = cap if cap is not None else (reader.end, reader.too_long)
         try:
@@ -654,93 +557,15 @@ def _only(only_files: set[Path] | None) -> tuple[set[str] | None, set[str] | Non
     return keys, paths
 
 
-
-
-# --- reading on more than one core ---------------------------------------------------------
-
 class _Visit(namedtuple("_Visit", "key entry agent moved copy_from counts read size")):
     """A discovered file as :meth:`TailWalk.visit` left it: what remains to do, in order.
 
     ``agent`` as discovered (the cap is checked on it, as before the split); ``copy_from``: a
     replaced file's old key, whose seen digests it inherits; ``counts``: the counters the visit
     raised, raised in its turn (keeps their order); ``size``: bytes to read, about.
-    (collections' namedtuple, not typing's: a run with nothing to read must not import typing.)"""
+    """
 
     __slots__ = ()
-
-
-class _Record(namedtuple("_Record", "entry counters errors dirty ranges messages read bytes capped room fed")):
-    """What reading one file changed, as a forked reader sends it back.
-
-    ``counters`` in the order they were first raised; ``read``: the range moved
-    (``files_read``); ``room``: the agent's room for messages it was read with."""
-
-    __slots__ = ()
-
-
-# Below this many bytes to read, one process: a fork, the pipe and loading the records cost
-# more than half the read saves (measured: see docs/tails.md "Reading on more than one core").
-FORK_MIN_BYTES = 8 << 20
-PROCESSES_ENV = "DISTILL_READ_PROCESSES"
-
-
-def processes(size: int) -> int:
-    """How many processes read a walk of ``size`` bytes: one below FORK_MIN_BYTES or without
-    an idle core, else two. ``DISTILL_READ_PROCESSES=1`` keeps every walk in one; ``=2``
-    forks whatever the size and load (the tests compare both).
-    One, always, where fork is missing or unsafe: another thread alive in this process (the
-    daemon's watchers, a native library's pool) could hold a lock the child would then wait
-    on forever."""
-    forced = os.environ.get(PROCESSES_ENV, "").strip()
-    if forced:
-        if forced not in ("1", "2"):
-            raise ConfigError(f"{PROCESSES_ENV}={forced!r} is not 1 or 2: use 1 to read in one process, 2 to fork "
-                              "a second reader whatever the size and load, or unset it to choose by both")
-        n = int(forced)
-    elif size < FORK_MIN_BYTES:
-        return 1
-    else:
-        n = min(_idle_cores() + 1, 2)  # one reader from each end: two
-    if n <= 1 or not hasattr(os, "fork") or _threads() != 1:
-        return 1
-    return n
-
-
-def _idle_cores() -> int:
-    """Cores nothing else wants right now, this process aside. A second reader only pays on
-    an idle core: on a busy machine the scheduler shares CPU time between sessions (Linux
-    autogroups), not processes, so the fork would win no time and cost some (measured: 10-30%
-    slower with the load at 5 on two cores)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    try:
-        with open("/proc/loadavg", "rb") as f:  # "1.05 0.98 0.90 2/345 6789": 2 runnable now, this one too
-            busy = int(f.read().split()[3].split(b"/")[0]) - 1
-    except (OSError, IndexError, ValueError):
-        try:
-            busy = round(os.getloadavg()[0])
-        except OSError:
-            return 0
-    return max(cores - 1 - busy, 0)
-
-
-def _threads() -> int:
-    """Threads of this process, native ones included where the system tells."""
-    try:
-        return len(os.listdir("/proc/self/task"))
-    except OSError:
-        import threading
-
-        return threading.active_count()
-
-
-def _forkable(v: _Visit) -> bool:
-    """A read a forked process can do: one whose only effects are on its own entry and the
-    walk's collections. Renamed and replaced files may drop or copy seen digests, and a
-    file being re-read after a rewrite consults them: those stay in this process."""
-    return v.read and not v.moved and v.copy_from is None and not v.entry.get("rewritten")
 
 
 def dry_walks(settings: Settings, cursor: Cursor, *,

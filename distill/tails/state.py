@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # the hook's fast path (`distill enqueue`) imports this module: no typing
 if TYPE_CHECKING:
     from pathlib import Path
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-TYPE_CHECKING = False  # not typing's: a run that reads a file need not import typing
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 

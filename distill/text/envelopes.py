@@ -19,7 +19,7 @@ import re
 from . import LazyPattern
 from .noise import is_noise, strip_stamp
 
-TYPE_CHECKING = False  # not typing's: a run that reads a file need not import typing
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Literal
 

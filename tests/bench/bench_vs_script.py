@@ -9,9 +9,7 @@ and pass its path with ``--script`` or ``JSONL_DISTILL_SCRIPT``.
 
 Every figure is the median wall time of a subprocess (interpreter start-up included), the two
 programs interleaved, repeated ``--repeat`` times, reported as a ratio measured in this run:
-(``run`` also with two reader processes and with one, ``DISTILL_READ_PROCESSES=2`` / ``=1``,
-to show what reading on a second core gives; by default it forks only when a core is idle,
-so on a busy machine the default is the one-process figure):
+(``tests/bench/bench_plain.py`` measures issue 25's absolute targets):
 
 1. ``run`` over (a) a generated text-heavy OpenClaw corpus and (b) today's corpus shape
    (``bench_tail.make_corpus``: base64 images and long tool outputs). Both read every file
@@ -168,8 +166,9 @@ EDITABLE = Python("editable", sys.executable, ROOT, str(ROOT))
 PY = EDITABLE
 
 
-def regular_install(work: Path) -> Python:
-    """Refreshed on every call: the copy is of the tree being measured."""
+def regular_install(work: Path, tree: Path = ROOT) -> Python:
+    """Refreshed on every call: the copy is of the tree being measured (``tree``: another
+    checkout, to measure it beside this one in the same run)."""
     import site
     import sysconfig
 
@@ -182,7 +181,7 @@ def regular_install(work: Path) -> Python:
     deps = sysconfig.get_path("purelib")
     (purelib / "distill-bench-deps.pth").write_text(deps + "\n" + "\n".join(site.getsitepackages()) + "\n")
     shutil.rmtree(purelib / "distill", ignore_errors=True)
-    shutil.copytree(ROOT / "distill", purelib / "distill", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(tree / "distill", purelib / "distill", ignore=shutil.ignore_patterns("__pycache__"))
     subprocess.run([str(exe), "-m", "compileall", "-q", str(purelib / "distill")], check=True)
     script = venv / "bin" / "distill"  # pip's console-script template (pip 24)
     script.write_text(f"#!{exe}\nimport sys\nfrom distill.cli import entry\nif __name__ == '__main__':\n"
@@ -240,27 +239,23 @@ def compare_run(name: str, script: Path, corpus: Path, work: Path, repeat: int) 
     total = sum(p.stat().st_size for p in paths)
     biggest = max(p.stat().st_size for p in paths) + 1  # the script reads this much per file at once
     subprocess.run(["cat", *map(str, paths)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
-    ours, two, one, theirs, turns = [], [], [], [], 0
+    ours, theirs, turns = [], [], 0
     for _ in range(repeat):
-        for times, extra in ((ours, {}), (two, {"DISTILL_READ_PROCESSES": "2"}), (one, {"DISTILL_READ_PROCESSES": "1"})):
-            shutil.rmtree(work / "d", ignore_errors=True)
-            dt, out = timed(distill_cmd(work / "d", agents, "run", "--json"), **extra)
-            res = json.loads(out)
-            assert res["summary"]["bytes"] == total, f"distill read {res['summary']['bytes']} of {total} bytes"
-            assert not res["errors"], f"the measured run reported errors (an incomplete install?): {res['errors'][:3]}"
-            turns = res["summary"]["turns"]
-            times.append(dt)
+        shutil.rmtree(work / "d", ignore_errors=True)
+        dt, out = timed(distill_cmd(work / "d", agents, "run", "--json"))
+        res = json.loads(out)
+        assert res["summary"]["bytes"] == total, f"distill read {res['summary']['bytes']} of {total} bytes"
+        assert not res["errors"], f"the measured run reported errors (an incomplete install?): {res['errors'][:3]}"
+        turns = res["summary"]["turns"]
+        ours.append(dt)
         seed_script_cursor(work / "s", agents, at_end=False)
         dt, out = timed(script_cmd(script, work / "s", agents, "run", "--max-bytes-per-file", str(biggest),
                                    "--max-messages-per-agent", UNBOUNDED))
         assert json.loads(out)["action"] == "created"
         theirs.append(dt)
-    d, d2, d1, s = (statistics.median(t) for t in (ours, two, one, theirs))
+    d, s = (statistics.median(t) for t in (ours, theirs))
     return [(f"{name}: {len(paths)} files, {total / MB:.0f} MiB, distill {turns} turns", "", ""),
-            ("  distill run (forks a second reader when a core is idle)", f"{d:.3f} s", f"median of {repeat}"),
-            ("  distill run, two reader processes (DISTILL_READ_PROCESSES=2)", f"{d2:.3f} s", f"median of {repeat}"),
-            ("  distill run, one reader process (DISTILL_READ_PROCESSES=1)", f"{d1:.3f} s",
-             f"median of {repeat}; two are {d1 / d2:.2f}x faster"),
+            ("  distill run", f"{d:.3f} s", f"median of {repeat}"),
             ("  jsonl_distill.py run", f"{s:.3f} s", f"median of {repeat}"),
             ("  speed-up (target >= 3x)", f"{s / d:.2f}x", "")]
 
