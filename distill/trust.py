@@ -28,21 +28,18 @@ but the owner; :func:`vet` and :func:`flag_draft` apply both.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from .config import Settings
     from .store.models import MemoryDraft
 
 
 def _warn(message: str) -> None:
-    import logging  # here: logging's import costs more than a no-op run's reading
-
     logging.getLogger("distill").warning("%s", message)
 
 # the Control UI's own sender id (the owner at the gateway's web page, authenticated by its token)
