@@ -224,7 +224,7 @@ def handle_reembed(settings, args):
     from ..store import table as tbl
     from ..store.memory import MemoryStore
 
-    db = tbl.connect(settings.db, create=False)
+    db = tbl.connect_store(settings, create=False)
     table = tbl.open_table(db, settings.table)
     if table is None:
         raise ConfigError(f"there is no table {settings.table!r} in {settings.db} to re-embed")

@@ -11,7 +11,6 @@ through this class (daemon, cron, backfill, CLI).
 from __future__ import annotations
 
 import time
-import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -22,6 +21,7 @@ import numpy as np
 
 from ..errors import ConfigError, SchemaMismatch
 from ..lock import FileLock
+from . import converge
 from . import provenance as prov
 from . import table as tbl
 from .dedup import NEAREST, Verdict, content_hash, decide
@@ -73,7 +73,7 @@ class MemoryStore:
         search, show, export, doctor) never creates a table or an index: the table's version
         is the same after as before.
         """
-        db = tbl.connect(settings.db, create=not read_only)
+        db = tbl.connect_store(settings, create=not read_only)
         table = tbl.open_table(db, settings.table)
         if table is None and read_only:
             raise ConfigError(f"there is no table {settings.table!r} in {settings.db} yet: nothing has been "
@@ -103,9 +103,7 @@ class MemoryStore:
         """Open read-only (as ``open(read_only=True)``), or None when there is no table yet:
         for readers to whom a store with nothing stored is an empty answer, not an error.
         A missing ``db`` folder is not looked into (connecting would create it)."""
-        if not Path(settings.db).is_dir():
-            return None
-        db = tbl.connect(settings.db)
+        db = tbl.connect_store(settings, create=False)
         if tbl.open_table(db, settings.table) is None:
             return None
         return cls.open(settings, embedder=embedder, check_embedder=check_embedder, read_only=True)
@@ -183,9 +181,12 @@ class MemoryStore:
         if self.table is None:
             raise ConfigError(f"there is no table {self.settings.table!r} in {self.settings.db} to write to")
         with self._lock(self.settings):
-            self.index.refresh(self.table)
-            return self._decide_and_write(drafts, vecs, ids or [None] * len(drafts),
-                                          timestamps or [None] * len(drafts), dry_run)
+            def attempt() -> list[AddOutcome]:
+                self.index.refresh(self.table)
+                return self._decide_and_write(drafts, vecs, ids or [None] * len(drafts),
+                                              timestamps or [None] * len(drafts), dry_run)
+
+            return converge.retrying(attempt, on_conflict=self._forget_version)
 
     def _decide_and_write(self, drafts, vecs, ids, timestamps, dry_run) -> list[AddOutcome]:
         thresholds = self.settings.dedup_thresholds()
@@ -212,13 +213,13 @@ class MemoryStore:
             if target is not None:
                 outcomes.append(AddOutcome(status="duplicate", id=target, reason=reason))
                 if target in batch_md:
-                    merged = prov.with_duplicate(batch_md[target], d.metadata, hashes[i], now)
+                    merged = prov.with_duplicate(batch_md[target], d.metadata, hashes[i], now, host=self.host)
                     batch_md[target] = merged or batch_md[target]
                 else:
                     targets.append((target, i))
                 continue
-            row_id = ids[i] or str(uuid.uuid4())
-            batch_md[row_id] = prov.for_new_row(d.metadata, hashes[i], self.embedder.name, now)
+            row_id = ids[i] or converge.content_id(d.scope, hashes[i])
+            batch_md[row_id] = prov.for_new_row(d.metadata, hashes[i], self.embedder.name, now, host=self.host)
             batch.setdefault(d.scope, []).append(i)
             row_ids[i] = row_id
             new_rows.append({"id": row_id, "text": d.text, "vector": vecs[i], "category": d.category,
@@ -263,7 +264,7 @@ class MemoryStore:
             base = updates.get(target, current.get(target))
             if base is None:
                 continue  # the row vanished under us (deleted by a writer outside the lock)
-            merged = prov.with_duplicate(base, drafts[i].metadata, hashes[i], now)
+            merged = prov.with_duplicate(base, drafts[i].metadata, hashes[i], now, host=self.host)
             if merged is not None:
                 updates[target] = merged
         return updates
@@ -280,21 +281,26 @@ class MemoryStore:
         return out
 
     def _write(self, new_rows: list[dict[str, Any]], updates: dict[str, dict[str, Any]]) -> None:
+        """Commit (see :func:`converge.commit_rows`); when another host committed between our read
+        and our commit, fold at once what it may have added alongside ours (:func:`converge.converge`)."""
         if not new_rows and not updates:
             return
         before = self.index.version
-        schema = self.table.schema
-        if updates:
-            rows = self._rows_by_id(sorted(updates))
-            for r in rows:
-                r["metadata"] = prov.dump(updates[r["id"]])
-            data = tbl.rows_to_arrow(rows + new_rows, schema)
-            result = (self.table.merge_insert("id").when_matched_update_all()
-                      .when_not_matched_insert_all().execute(data))
+        commit = converge.commit_rows(self.table, new_rows, updates, self._rows_by_id)
+        if converge.interleaved(before, commit.versions):
+            self.index.version = None
+            if new_rows:
+                converge.converge(self, ids=[r["id"] for r in new_rows])
         else:
-            result = self.table.add(tbl.rows_to_arrow(new_rows, schema))
-        self.index.mark_written(before, int(result.version))
+            self.index.version = commit.versions[-1]  # only our commits since the copy was read
         self._maybe_compact()
+
+    def _forget_version(self) -> None:
+        self.index.version = None
+
+    @property
+    def host(self) -> str:
+        return prov.host_name(self.settings.host)
 
     def _maybe_compact(self) -> None:
         """Small appends pile up as small fragments; fold them in once there are many."""
@@ -348,7 +354,7 @@ class MemoryStore:
         return StoreStats(
             db=str(self.settings.db), table=self.settings.table, total=data.num_rows, by_scope=by_scope,
             by_category=by_cat, vector_dim=self.dim, embedder=self.embedder_name(),
-            size_bytes=_dir_size(Path(self.settings.db) / f"{self.settings.table}.lance"),
+            size_bytes=_table_size(self.table, tbl.table_dir(self.settings.db, self.settings.table)),
             version=self.table.version,
         )
 
@@ -399,8 +405,11 @@ class MemoryStore:
 
     # ---------------------------------------------------------------- housekeeping
     def compact(self) -> None:
-        """Merge small fragments, update indexes, remove versions older than the grace period."""
+        """Fold what hosts stored at once (:mod:`converge`), merge small fragments, update indexes,
+        remove versions older than the grace period."""
         with self._lock(self.settings):
+            window = self.settings.store_converge_window_minutes
+            converge.converge(self, since_ms=now_ms() - int(window * 60_000))
             self._optimize()
 
     def _optimize(self, *, build_index: bool = True) -> None:
@@ -457,6 +466,13 @@ def _ts_is_float(schema) -> bool:
     import pyarrow as pa
 
     return "timestamp" in schema.names and pa.types.is_floating(schema.field("timestamp").type)
+
+
+def _table_size(table, local_dir: Path | None) -> int:
+    """Bytes of every version's files; on an object store, of the current version's (LanceDB's stats)."""
+    if local_dir is not None:
+        return _dir_size(local_dir)
+    return int((table.stats() or {}).get("total_bytes") or 0)
 
 
 def _dir_size(path: Path) -> int:

@@ -47,19 +47,45 @@ def new_schema(dim: int) -> pa.Schema:
 
 
 @overload
-def connect(db_path: Path) -> "lancedb.DBConnection": ...
+def connect(db_path: "Path | str", *, storage_options: dict[str, str] | None = None) -> "lancedb.DBConnection": ...
 @overload
-def connect(db_path: Path, *, create: bool) -> "lancedb.DBConnection | None": ...
-def connect(db_path: Path, *, create: bool = True) -> "lancedb.DBConnection | None":  # noqa: E302
-    """``read_consistency_interval=0``: every read sees the latest commit of any process.
+def connect(db_path: "Path | str", *, create: bool,
+            storage_options: dict[str, str] | None = None) -> "lancedb.DBConnection | None": ...
+def connect(db_path: "Path | str", *, create: bool = True,  # noqa: E302
+            storage_options: dict[str, str] | None = None) -> "lancedb.DBConnection | None":
+    """``read_consistency_interval=0``: every read sees the latest commit of any process (of any
+    host, on an object store).
+
+    ``db_path`` is a local folder or an object-store URI (``s3://bucket/prefix``). LanceDB reads
+    the endpoint, region and credentials of a URI from the standard environment (``AWS_*``);
+    ``storage_options`` (the ``storage_options`` setting) override them key by key.
 
     ``create=False`` (read-only commands, and those that need an existing table): a folder
-    that does not exist is not created; None says there is no store there."""
+    that does not exist is not created; None says there is no store there. A URI is never
+    created by connecting (an object store has no folders)."""
+    if is_uri(db_path):
+        return lancedb.connect(str(db_path), read_consistency_interval=timedelta(0),
+                               storage_options=dict(storage_options or {}) or None)
     if create:
         Path(db_path).mkdir(parents=True, exist_ok=True)
     elif not Path(db_path).is_dir():
         return None
     return lancedb.connect(str(db_path), read_consistency_interval=timedelta(0))
+
+
+def connect_store(settings, *, create: bool = True) -> "lancedb.DBConnection | None":
+    """The configured store (``settings.db`` with its ``storage_options``)."""
+    return connect(settings.db, create=create, storage_options=settings.storage_options)
+
+
+def is_uri(db_path: "Path | str") -> bool:
+    """An object-store location (the settings keep those as strings, local folders as Paths)."""
+    return isinstance(db_path, str) and "://" in db_path
+
+
+def table_dir(db_path: "Path | str", table: str) -> Path | None:
+    """The table's local folder, to read its files directly; None on an object store."""
+    return None if is_uri(db_path) else Path(db_path) / f"{table}.lance"
 
 
 def table_names(db) -> list[str]:
