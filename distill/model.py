@@ -141,6 +141,25 @@ class SetAsideChunk(Record, camel=True):
     ranges: list[list]  # [path, start, end]
 
 
+class HostSeen(Record, camel=True):
+    """A host that wrote to a shared table: its newest sighting among the newest rows."""
+
+    host: str
+    last_seen_ms: int
+    sources: int
+
+
+class SharedTable(Record, camel=True):
+    """``distill status`` on an object-store table: its state and who wrote to it last."""
+
+    db: str
+    table: str
+    rows: int = 0
+    version: int = 0
+    hosts: list[HostSeen] = []
+    error: str | None = None  # the store could not be read (credentials never appear here)
+
+
 class StatusResult(Record, camel=True):
     cursor_path: str
     agents: list[AgentStatus]
@@ -151,6 +170,7 @@ class StatusResult(Record, camel=True):
     # warnings: discovery's (a folder that cannot be listed, a missing root, …), and what blocks
     # reading (a pending batch whose file is unreadable) with how to fix it
     errors: list[str] = []
+    shared_table: SharedTable | None = None  # db on an object store (several hosts may write it)
 
 
 # --- what every transcript format produces ------------------------------------------------

@@ -1,4 +1,4 @@
-"""``distill memories list|show|search|stats|forget|export|import|reembed|compact|doctor|migrate``.
+"""``distill memories list|show|search|stats|forget|export|import|reembed|compact|converge|doctor|migrate``.
 
 Nothing heavy is imported here at module level: LanceDB and the embedder load inside the
 handlers.
@@ -64,6 +64,10 @@ def register(sub: Any) -> None:
     p.add_argument("--task", help="Jina task for stored texts, e.g. retrieval.passage")
 
     command(msub, "compact", handle_compact, "merge small fragments and refresh indexes (keeps recent versions)")
+
+    p = command(msub, "converge", handle_converge,
+                "fold duplicates that hosts sharing the table stored at the same moment (union of provenance)")
+    p.add_argument("--all", action="store_true", help="check every row (default: the last store_converge_window_minutes)")
 
     command(msub, "doctor", handle_doctor,
             "the table's file format, indexes and embedder, and whether memory-lancedb-pro can read it (read-only)")
@@ -239,6 +243,13 @@ def handle_compact(settings, args) -> CompactResult:
     store.compact()
     after = store.stats()
     return CompactResult(size_bytes_before=before, size_bytes_after=after.size_bytes, version=after.version)
+
+
+def handle_converge(settings, args):
+    from ..store import converge
+
+    return converge.run(_open(settings, embeds=False),
+                        window_minutes=None if args.all else settings.store_converge_window_minutes)
 
 
 def handle_doctor(settings, args):

@@ -26,7 +26,7 @@ from typing import Any, overload
 import lancedb
 import pyarrow as pa
 
-from ..errors import SchemaMismatch
+from ..errors import ConfigError, SchemaMismatch
 
 COLUMNS = ("id", "text", "vector", "category", "scope", "importance", "timestamp", "metadata")
 CJK_TOKENIZERS = ("icu", "icu/split", "ngram")
@@ -64,8 +64,14 @@ def connect(db_path: "Path | str", *, create: bool = True,  # noqa: E302
     that does not exist is not created; None says there is no store there. A URI is never
     created by connecting (an object store has no folders)."""
     if is_uri(db_path):
-        return lancedb.connect(str(db_path), read_consistency_interval=timedelta(0),
-                               storage_options=dict(storage_options or {}) or None)
+        try:
+            return lancedb.connect(str(db_path), read_consistency_interval=timedelta(0),
+                                   storage_options=dict(storage_options or {}) or None)
+        except (OSError, ValueError, RuntimeError) as exc:
+            why = scrub_credentials(str(exc), storage_options)[:300]
+            raise ConfigError(f"cannot open the object store at {db_path}: {why}; check AWS_ENDPOINT_URL, AWS_REGION, "
+                              "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (AWS_ALLOW_HTTP=true for a plain-http "
+                              "endpoint), or the storage_options setting") from None
     if create:
         Path(db_path).mkdir(parents=True, exist_ok=True)
     elif not Path(db_path).is_dir():
@@ -257,3 +263,44 @@ def table_embedder(table, sample: int = 200) -> str | None:
         return None
     rows = table.search().select(["metadata"]).limit(sample).to_arrow()
     return recorded_embedder(rows["metadata"].to_pylist())
+
+
+def scrub_credentials(text: str, storage_options: dict[str, str] | None) -> str:
+    """``text`` with every credential the store was given (settings, AWS environment) masked."""
+    import os
+
+    secrets = [v for k, v in (storage_options or {}).items() if _secret_key(k)]
+    secrets += [os.environ[k] for k in ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN") if os.environ.get(k)]
+    for secret in sorted(set(secrets), key=len, reverse=True):
+        if len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return text
+
+
+def _secret_key(name: str) -> bool:
+    name = name.lower()
+    return any(w in name for w in ("secret", "token", "password", "key")) and "key_id" not in name
+
+
+def shared_table_state(settings, newest: int = 200):
+    """Rows, version and the hosts that wrote the newest ``newest`` rows, newest host first."""
+    from ..model import HostSeen, SharedTable
+    from .memory import MemoryStore
+
+    out = SharedTable(db=str(settings.db), table=settings.table)
+    try:
+        store = MemoryStore.open_existing(settings, check_embedder=False)
+        if store is None:
+            out.error = "no table yet (nothing stored)"
+            return out
+        out.rows, out.version = store.count(), int(store.table.version)
+        seen: dict[str, list[int]] = {}
+        for row in store.list(limit=newest):
+            for src in row.metadata.get("sources") or []:
+                if isinstance(src, dict) and src.get("host"):
+                    seen.setdefault(str(src["host"]), []).append(int(src.get("seen_at") or 0))
+        out.hosts = sorted((HostSeen(host=h, last_seen_ms=max(v), sources=len(v)) for h, v in seen.items()),
+                           key=lambda h: -h.last_seen_ms)
+    except Exception as exc:  # noqa: BLE001 - status reports an unreachable store, it does not fail on it
+        out.error = scrub_credentials(f"{type(exc).__name__}: {exc}", settings.storage_options)[:500]
+    return out
