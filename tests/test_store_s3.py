@@ -114,3 +114,36 @@ def test_two_hosts_adding_at_the_same_moment_converge(tmp_path, s3_uri):
     rows = a.table.to_arrow().to_pylist()
     assert len(rows) == 1
     assert {s["host"] for s in json.loads(rows[0]["metadata"])["sources"]} == {"host-a", "host-b", "host-c"}
+
+
+def test_a_near_duplicate_from_another_host_is_folded_after_the_write_or_by_the_pass(tmp_path, s3_uri):
+    from tests.test_store_s3_hosts import NearEmbedder, text_of
+
+    a, b = _store(s3_uri, tmp_path, "host-a"), _store(s3_uri, tmp_path, "host-b")
+    a._embedder = b._embedder = NearEmbedder()
+    a.index.refresh(a.table)
+    b.index.refresh(b.table)
+    kept = a._decide_and_write([_draft(text_of(1), "a", 1)], a._passages([text_of(1)]), [None], [None], False)[0]
+    # b read the table before a's commit: its dedup saw nothing, and its write notices a's commit
+    b._decide_and_write([_draft(text_of(1, near=True), "b", 1)], b._passages([text_of(1, near=True)]),
+                        [None], [None], False)
+    rows = a.table.to_arrow().to_pylist()
+    assert [r["id"] for r in rows] == [kept.id] and rows[0]["text"] == text_of(1)
+    assert {s["host"] for s in json.loads(rows[0]["metadata"])["sources"]} == {"host-a", "host-b"}
+
+    # a host that died between its commit and that check: the next pass (housekeeping, or the command) folds it
+    import time as _time
+
+    older = rows[0]
+    newer = dict(older, id="0000feed-0000-4000-8000-000000000000", text=text_of(1, near=True),
+                 timestamp=int(_time.time() * 1000) + 1,
+                 metadata=json.dumps({"sources": [{"key": "k-c", "seen_at": 5, "host": "host-c"}], "seen_count": 1}))
+    a.table.add([newer])
+    assert a.table.count_rows() == 2
+    flags, env = _flags(tmp_path, s3_uri)
+    out = run_main([*flags, "memories", "converge", "--json"], env=env)  # reads the stored vectors, embeds nothing
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["merged"] == 1
+    rows = a.table.to_arrow().to_pylist()
+    assert [r["id"] for r in rows] == [kept.id]
+    assert {s["host"] for s in json.loads(rows[0]["metadata"])["sources"]} == {"host-a", "host-b", "host-c"}

@@ -216,7 +216,11 @@ def handle_import(settings, args):
         store = MemoryStore.open_existing(settings) or MemoryStore.empty(settings)
     else:
         store = _open(settings)
-    report = store.import_(data, scope=scope, dry_run=args.dry_run)
+    from ..progress import RowProgress
+
+    show = RowProgress("import", 0, "memories")
+    report = store.import_(data, scope=scope, dry_run=args.dry_run, progress=show.step)
+    show.finish()
     report.file = str(path)
     return report
 
@@ -232,8 +236,12 @@ def handle_reembed(settings, args):
     table = tbl.open_table(db, settings.table)
     if table is None:
         raise ConfigError(f"there is no table {settings.table!r} in {settings.db} to re-embed")
+    from ..progress import RowProgress
+
     store = MemoryStore(settings, db, table)
-    report = store.reembed(new_settings)
+    show = RowProgress("reembed", 0)
+    report = store.reembed(new_settings, progress=show.step)
+    show.finish()
     return report
 
 

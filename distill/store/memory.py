@@ -15,7 +15,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 import numpy as np
 
@@ -390,17 +390,23 @@ class MemoryStore:
 
         return export_document(export_rows(self.table, scope, category), scope, category)
 
-    def import_(self, data: dict[str, Any], *, scope: str | None = None, dry_run: bool = False) -> ImportReport:
+    def import_(self, data: dict[str, Any], *, scope: str | None = None, dry_run: bool = False,
+                progress: "Callable[[int, int], None] | None" = None) -> ImportReport:
+        """``progress(done, total)`` after each chunk of entries."""
         from .interchange import parse_document
 
         entries, report = parse_document(data, scope)
         report.dry_run = dry_run
         for start in range(0, len(entries), 256):
+            if progress is not None:
+                progress(start, len(entries))
             chunk = entries[start:start + 256]
             outcomes = self._add([e.draft for e in chunk], ids=[e.id for e in chunk],
                                  timestamps=[e.timestamp for e in chunk], dry_run=dry_run)
             report.added += sum(o.status == "added" for o in outcomes)
             report.duplicate += sum(o.status == "duplicate" for o in outcomes)
+        if progress is not None:
+            progress(len(entries), len(entries))
         return report
 
     # ---------------------------------------------------------------- housekeeping
@@ -431,10 +437,11 @@ class MemoryStore:
         if ("vector",) not in indexed and self.table.count_rows() >= self.settings.store_vector_index_min_rows:
             self.table.create_index("vector", config=IvfFlat(distance_type="cosine"))
 
-    def reembed(self, new_settings: "Settings", *, embedder: Embedder | None = None) -> ReembedReport:
+    def reembed(self, new_settings: "Settings", *, embedder: Embedder | None = None,
+                progress: "Callable[[int, int], None] | None" = None) -> ReembedReport:
         from .reembed import rebuild
 
-        report = rebuild(self, new_settings, embedder or make_embedder(new_settings))
+        report = rebuild(self, new_settings, embedder or make_embedder(new_settings), progress)
         self.settings = new_settings
         self._embedder = embedder
         self.table = tbl.open_table(self.db, new_settings.table)
