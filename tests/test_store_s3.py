@@ -75,6 +75,11 @@ def test_a_bad_endpoint_is_an_error_without_the_secret(tmp_path, s3_uri, monkeyp
     assert out.returncode != 0
     assert "cannot open the object store at " + s3_uri in out.stderr and "AWS_ENDPOINT_URL" in out.stderr
     assert SECRET not in out.stdout + out.stderr
+    status = run_main([*flags, "status"], env={**env, "DISTILL_STORAGE_OPTIONS": json.dumps(
+        {"aws_secret_access_key": SECRET, "timeout": "2s", "connect_timeout": "1s"})})
+    assert status.returncode == 0, status.stderr  # this host's cursors are still shown
+    assert f"shared table memories in {s3_uri}: cannot read it" in status.stdout
+    assert SECRET not in status.stdout + status.stderr
 
 
 def _store(uri, tmp_path, host):
@@ -147,3 +152,20 @@ def test_a_near_duplicate_from_another_host_is_folded_after_the_write_or_by_the_
     rows = a.table.to_arrow().to_pylist()
     assert [r["id"] for r in rows] == [kept.id]
     assert {s["host"] for s in json.loads(rows[0]["metadata"])["sources"]} == {"host-a", "host-b", "host-c"}
+
+
+def test_a_uri_db_stays_a_uri_from_every_layer(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from distill.config import load_settings
+
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "config.toml").write_text('db = "s3://team-memory/distill/"\nstorage_options = {region = "auto"}\n')
+    s = load_settings(state_dir=str(state))
+    assert s.db == "s3://team-memory/distill" and s.storage_options == {"region": "auto"}  # not resolved as a path
+    assert s.store_lock_path == state / "store-write.lock"  # this host's writers; nothing created beside the URI
+    assert load_settings(state_dir=str(state), db=Path("s3://b/p")).db == "s3://b/p"  # a flag parsed as a Path
+    monkeypatch.setenv("DISTILL_DB", "gs://bucket/x")
+    assert load_settings(state_dir=str(state)).db == "gs://bucket/x"
+    assert load_settings(state_dir=str(state), db=str(tmp_path / "local")).db == tmp_path / "local"
