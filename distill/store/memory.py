@@ -203,6 +203,7 @@ class MemoryStore:
         for i, d in enumerate(drafts):
             sidx = self.index.scope(d.scope)
             target, reason = None, None
+            row_id = ids[i] or converge.content_id(d.scope, hashes[i])  # the same memory: the same id on every host
             if ids[i] and (ids[i] in self.index.all_ids or ids[i] in batch_md):
                 target, reason = ids[i], "id"
             else:
@@ -210,6 +211,8 @@ class MemoryStore:
                 verdict = decide(d.text, pool, thresholds, exact_id=sidx.exact(hashes[i]))
                 if verdict.duplicate:
                     target, reason = verdict.id, verdict.reason
+                elif row_id in self.index.all_ids:  # its content id is a row edited since (by the plugin)
+                    target, reason = row_id, "id"
             if target is not None:
                 outcomes.append(AddOutcome(status="duplicate", id=target, reason=reason))
                 if target in batch_md:
@@ -218,7 +221,6 @@ class MemoryStore:
                 else:
                     targets.append((target, i))
                 continue
-            row_id = ids[i] or converge.content_id(d.scope, hashes[i])
             batch_md[row_id] = prov.for_new_row(d.metadata, hashes[i], self.embedder.name, now, host=self.host)
             batch.setdefault(d.scope, []).append(i)
             row_ids[i] = row_id
