@@ -9,6 +9,7 @@ import lancedb
 
 from distill.store import MemoryDraft, MemoryStore
 from distill.store import converge as conv
+from distill.store.table import table_names
 from tests.pipeline_helpers import EN, ZH, write_session
 from tests.s3_server import SECRET, s3_server, s3_uri  # noqa: F401  (fixtures)
 from tests.store_helpers import HashEmbedder
@@ -169,3 +170,14 @@ def test_a_uri_db_stays_a_uri_from_every_layer(tmp_path, monkeypatch):
     monkeypatch.setenv("DISTILL_DB", "gs://bucket/x")
     assert load_settings(state_dir=str(state)).db == "gs://bucket/x"
     assert load_settings(state_dir=str(state), db=str(tmp_path / "local")).db == tmp_path / "local"
+
+
+def test_reembed_and_compaction_on_s3(tmp_path, s3_uri):
+    store = _store(s3_uri, tmp_path, "host-a")
+    store.add([_draft(f"Fact {n}: backups of host-{n} run at {n}:00.", "a", n) for n in range(5)])
+    report = store.reembed(store.settings, embedder=HashEmbedder(dim=64, name="test:h64"))
+    assert report.rows == 5 and report.new_dim == 64
+    db = lancedb.connect(s3_uri)
+    assert report.backup_table in table_names(db) and store.dim == 64
+    store.compact()  # converge + optimize with the grace period: nothing lost
+    assert db.open_table("memories").count_rows() == 5
