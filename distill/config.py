@@ -51,7 +51,9 @@ def _db(value) -> "Path | str":
     when it arrived through a Path (which folds ``//`` into ``/``)."""
     text = os.fspath(value)
     m = _URI.match(text)
-    return f"{m[1]}://{m[2]}".rstrip("/") if m else _path(text)
+    if m is None or m[1] == "file":  # file:///srv/db is the folder /srv/db
+        return _path("/" + m[2] if m else text)
+    return f"{m[1]}://{m[2]}".rstrip("/")
 
 
 _URI = re.compile(r"^([a-z][a-z0-9+.-]+):/+(.+)$")

@@ -170,6 +170,7 @@ def test_a_uri_db_stays_a_uri_from_every_layer(tmp_path, monkeypatch):
     monkeypatch.setenv("DISTILL_DB", "gs://bucket/x")
     assert load_settings(state_dir=str(state)).db == "gs://bucket/x"
     assert load_settings(state_dir=str(state), db=str(tmp_path / "local")).db == tmp_path / "local"
+    assert load_settings(state_dir=str(state), db=f"file://{tmp_path}/local").db == tmp_path / "local"
 
 
 def test_reembed_and_compaction_on_s3(tmp_path, s3_uri):
