@@ -324,13 +324,16 @@ def progress_printer(stream=None) -> Progress:
     """A bar redrawn in place on a terminal; plain lines (at most one per 5 s) otherwise."""
     from .cli.render import format_size
 
+    from .progress import eta
+
     stream = stream or sys.stderr
     tty = stream.isatty()
-    state = {"last": 0.0}
+    state = {"last": 0.0, "started": time.monotonic()}
 
     def show(files: int, nfiles: int, done: int, total: int, memories: int) -> None:
         frac = done / total if total else 1.0
-        text = f"files {files}/{nfiles}  {format_size(done)}/{format_size(total)}  memories {memories}"
+        speed = eta(done, total, time.monotonic() - state["started"]).replace("/s", " B/s", 1)
+        text = f"files {files}/{nfiles}  {format_size(done)}/{format_size(total)}  memories {memories}  {speed}"
         if tty:
             bar = "#" * int(frac * 30)
             stream.write(f"\r[{bar:<30}] {frac:6.1%}  {text}  ")

@@ -12,6 +12,7 @@ transcripts.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,6 +32,19 @@ DEFAULT_DB = Path(core.DEFAULT_DB)
 
 def _path(value) -> Path:
     return Path(os.path.expanduser(os.fspath(value)))
+
+
+def _db(value) -> "Path | str":
+    """A local folder as a Path; an object-store URI (``s3://bucket/prefix``) as its string, also
+    when it arrived through a Path (which folds ``//`` into ``/``)."""
+    text = os.fspath(value)
+    m = _URI.match(text)
+    if m is None or m[1] == "file":  # file:///srv/db is the folder /srv/db
+        return _path("/" + m[2] if m else text)
+    return f"{m[1]}://{m[2]}".rstrip("/")
+
+
+_URI = re.compile(r"^([a-z][a-z0-9+.-]+):/+(.+)$")
 
 
 def _agent_id(setting: str, value: str) -> None:
@@ -58,6 +72,7 @@ _RANGES: dict[str, tuple[float, bool, str]] = {
     "store_compact_small_fragments": (1, True, "fragments"),
     "store_cleanup_grace_minutes": (0, True, "minutes"),
     "store_vector_index_min_rows": (0, True, "rows"),
+    "store_converge_window_minutes": (0, True, "minutes"),
     "llm_timeout": (0, False, "seconds"),
     "llm_max_output_tokens": (1, True, "tokens"),
     "llm_concurrency": (1, True, "calls at once"),
@@ -126,7 +141,7 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, dict=Tr
     state_dir: Path = DEFAULT_STATE_DIR
     agents_dir: Path = DEFAULT_AGENTS_DIR
     sources: list[SourceRoot] = []
-    db: Path = DEFAULT_DB
+    db: Path | str = DEFAULT_DB  # a local folder, or an object-store URI (s3://bucket/prefix, gs://, az://)
     table: str = "memories"
 
     # --- which agents
@@ -166,6 +181,9 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, dict=Tr
     # Lance file format of tables distill creates: 2.0 is what memory-lancedb-pro's pinned Node client
     # (@lancedb/lancedb 0.26.2) writes itself (it reads 2.1 too, panics on 2.2); "stable" = this LanceDB's default
     store_file_format: Literal["2.0", "2.1", "2.2", "stable"] = "2.0"
+    storage_options: dict[str, str] = {}  # object store: LanceDB's storage options over the AWS_* environment
+    host: str = ""  # this host's name in each row's provenance (shared tables); "" = the system's host name
+    store_converge_window_minutes: float = 1440.0  # `memories converge` / housekeeping: rows this recent are re-checked
 
     # --- distiller
     llm: Literal["rules", "gemini", "openai"] = "rules"
@@ -200,7 +218,7 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, dict=Tr
     worker_full_pass_interval: float = 0.0  # seconds between idle catch-up passes over every root; 0 = off
 
     def __post_init__(self) -> None:
-        self.state_dir, self.agents_dir, self.db = _path(self.state_dir), _path(self.agents_dir), _path(self.db)
+        self.state_dir, self.agents_dir, self.db = _path(self.state_dir), _path(self.agents_dir), _db(self.db)
         _agent_id("distiller_agent_id", self.distiller_agent_id)
         _check_ranges(self)
 
@@ -223,6 +241,10 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, dict=Tr
 
     @property
     def store_lock_path(self) -> Path:
+        """Serialises this host's writers; an object store's lock lives in the state dir (hosts rely on
+        LanceDB's commit protocol, see distill.store.converge)."""
+        if isinstance(self.db, str):
+            return self.state_dir / "store-write.lock"
         return self.db / ".distill-write.lock"
 
     def allowed_agents(self) -> frozenset[str] | None:

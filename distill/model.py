@@ -201,6 +201,25 @@ class SetAsideChunk(_Camel, kw_only=True):
     ranges: list[list]  # [path, start, end]
 
 
+class HostSeen(_Camel, kw_only=True):
+    """A host that wrote to a shared table: its newest sighting among the newest rows."""
+
+    host: str
+    last_seen_ms: int
+    sources: int
+
+
+class SharedTable(_Camel, kw_only=True):
+    """``distill status`` on an object-store table: its state and who wrote to it last."""
+
+    db: str
+    table: str
+    rows: int = 0
+    version: int = 0
+    hosts: list[HostSeen] = []
+    error: str | None = None  # the store could not be read (credentials never appear here)
+
+
 class StatusResult(_Camel, kw_only=True):
     cursor_path: str
     agents: list[AgentStatus]
@@ -211,6 +230,7 @@ class StatusResult(_Camel, kw_only=True):
     # warnings: discovery's (a folder that cannot be listed, a missing root, …), and what blocks
     # reading (a pending batch whose file is unreadable) with how to fix it
     errors: list[str] = []
+    shared_table: SharedTable | None = None  # db on an object store (several hosts may write it)
 
 
 # --- what every transcript format produces ------------------------------------------------

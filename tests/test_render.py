@@ -13,6 +13,7 @@ from distill.cli.render import RENDERERS, format_size, render, renderer_for
 from distill.cli.tails import StepResult
 from distill.hooks import HookResult
 from distill.store.calibration import Scores
+from distill.store.converge import ConvergeReport
 from distill.store.doctor import DoctorReport, MigrateReport
 from distill.store.models import ImportReport, MemoryHit, MemoryRow, ReembedReport, StoreStats
 from distill.model import BatchResult, InitResult, RunSummary, StatusResult
@@ -20,7 +21,8 @@ from distill.model import BatchResult, InitResult, RunSummary, StatusResult
 RESULTS = [BackfillReport, BatchResult, DistillOutput, RetryOutput, CompactResult, ExportResult, ForgetResult,
            RowsResult, SearchResult, ShowResult, HistoryResult, SupersedeResult, RestoreResult, Queued, StepResult,
            HookResult, InitResult, StatusResult, Scores,
-           DoctorReport, MigrateReport, ImportReport, MemoryHit, MemoryRow, ReembedReport, StoreStats, RunSummary]
+           DoctorReport, MigrateReport, ImportReport, MemoryHit, MemoryRow, ReembedReport, StoreStats, RunSummary,
+           ConvergeReport]
 
 
 def test_every_result_has_its_own_renderer_and_every_renderer_a_result():

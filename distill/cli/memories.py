@@ -1,4 +1,4 @@
-"""``distill memories list|show|history|search|supersede|restore|stats|forget|export|import|reembed|compact|doctor|migrate``.
+"""``distill memories list|show|history|search|supersede|restore|stats|forget|export|import|reembed|compact|converge|doctor|migrate``.
 
 Nothing heavy is imported here at module level: LanceDB and the embedder load inside the
 handlers.
@@ -78,6 +78,10 @@ def register(sub: Any) -> None:
     p.add_argument("--task", help="Jina task for stored texts, e.g. retrieval.passage")
 
     command(msub, "compact", handle_compact, "merge small fragments and refresh indexes (keeps recent versions)")
+
+    p = command(msub, "converge", handle_converge,
+                "fold duplicates that hosts sharing the table stored at the same moment (union of provenance)")
+    p.add_argument("--all", action="store_true", help="check every row (default: the last store_converge_window_minutes)")
 
     command(msub, "doctor", handle_doctor,
             "the table's file format, indexes and embedder, and whether memory-lancedb-pro can read it (read-only)")
@@ -288,7 +292,11 @@ def handle_import(settings, args):
         store = MemoryStore.open_existing(settings) or MemoryStore.empty(settings)
     else:
         store = _open(settings)
-    report = store.import_(data, scope=scope, dry_run=args.dry_run)
+    from ..progress import RowProgress
+
+    show = RowProgress("import", 0, "memories")
+    report = store.import_(data, scope=scope, dry_run=args.dry_run, progress=show.step)
+    show.finish()
     report.file = str(path)
     return report
 
@@ -300,12 +308,16 @@ def handle_reembed(settings, args):
     from ..store import table as tbl
     from ..store.memory import MemoryStore
 
-    db = tbl.connect(settings.db, create=False)
+    db = tbl.connect_store(settings, create=False)
     table = tbl.open_table(db, settings.table)
     if table is None:
         raise ConfigError(f"there is no table {settings.table!r} in {settings.db} to re-embed")
+    from ..progress import RowProgress
+
     store = MemoryStore(settings, db, table)
-    report = store.reembed(new_settings)
+    show = RowProgress("reembed", 0)
+    report = store.reembed(new_settings, progress=show.step)
+    show.finish()
     return report
 
 
@@ -315,6 +327,13 @@ def handle_compact(settings, args) -> CompactResult:
     store.compact()
     after = store.stats()
     return CompactResult(size_bytes_before=before, size_bytes_after=after.size_bytes, version=after.version)
+
+
+def handle_converge(settings, args):
+    from ..store import converge
+
+    return converge.run(_open(settings, embeds=False),
+                        window_minutes=None if args.all else settings.store_converge_window_minutes)
 
 
 def handle_doctor(settings, args):

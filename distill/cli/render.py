@@ -125,6 +125,16 @@ def _init(r) -> str:
                       f"{r.tracked_files} files tracked in {r.cursor_path}", *(f"warning: {e}" for e in r.errors)])
 
 
+def _shared_table(t) -> list[str]:
+    if t.error:
+        return [f"shared table {t.table} in {t.db}: cannot read it: {t.error}"]
+    out = [f"shared table {t.table} in {t.db}: {t.rows} memories, version {t.version}"]
+    for h in t.hosts[:10]:
+        when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(h.last_seen_ms / 1000))
+        out.append(f"  host {h.host}: last wrote {when} ({_plural(h.sources, 'source')} among the newest rows)")
+    return out
+
+
 @renders("StatusResult")
 def _status(r) -> str:
     out = [f"cursor: {r.cursor_path} ({len(r.files)} files)"]
@@ -138,6 +148,8 @@ def _status(r) -> str:
     else:
         out.append("last run: never")
     out.append("pending batches: " + (", ".join(r.pending_batches) if r.pending_batches else "none"))
+    if r.shared_table:
+        out += _shared_table(r.shared_table)
     out += [f"warning: {e}" for e in r.errors]
     if r.set_aside:
         out.append(f"set-aside chunks: {len(r.set_aside)} (`distill retry` tries them again, "
@@ -372,6 +384,12 @@ def _export(r) -> str:
 
         return dumps(r.document)
     return f"exported {r.count} memories to {r.output}"
+
+
+@renders("ConvergeReport")
+def _converge(r) -> str:
+    return (f"converged {r.table} in {r.db}: {r.checked} recent memories checked, {r.merged} folded into an older "
+            f"duplicate, {r.copies} extra copies of one id removed (version {r.version})")
 
 
 @renders("CompactResult")

@@ -126,7 +126,7 @@ def read_toml(path: str) -> dict:
 
 def _resolve(base: str, value: str) -> str:
     p = os.path.expanduser(value)
-    return p if os.path.isabs(p) else os.path.realpath(os.path.join(base, p))
+    return p if os.path.isabs(p) or "://" in p else os.path.realpath(os.path.join(base, p))
 
 
 def _decode_env(name: str, raw: str):

@@ -93,6 +93,11 @@ class ScopeIndex:
             if not same:
                 del self.by_hash[h]
 
+    def row(self, id_: str) -> tuple[str, np.ndarray]:
+        """A live row's text and unit vector."""
+        slot = self.slot[id_]
+        return self.texts[slot], self._vecs[slot]
+
     def exact(self, h: str) -> str | None:
         """The id of a live row with this content hash, if any."""
         same = self.by_hash.get(h)

@@ -80,11 +80,11 @@ def index_info(idx) -> IndexInfo:
 
 
 def diagnose(settings: "Settings") -> DoctorReport:
-    db = tbl.connect(settings.db, create=False)  # read-only: a missing store is not created
+    db = tbl.connect_store(settings, create=False)  # read-only: a missing store is not created
     table = tbl.open_table(db, settings.table)
     if table is None:
         raise ConfigError(f"there is no table {settings.table!r} in {settings.db}: nothing to check")
-    table_dir = Path(settings.db) / f"{settings.table}.lance"
+    table_dir = tbl.table_dir(settings.db, settings.table)
     dim = tbl.vector_dim(table.schema)
     recorded = tbl.table_embedder(table)
     embedder, problem = None, None
@@ -95,7 +95,7 @@ def diagnose(settings: "Settings") -> DoctorReport:
             problem = str(tbl.dim_mismatch(settings.table, dim, embedder, known_dim(picked)))
     except SchemaMismatch as exc:
         problem = str(exc)
-    fmt = newest_format(table_dir)
+    fmt = newest_format(table_dir) if table_dir else None  # an object store's files are not read here
     indexes = [index_info(i) for i in table.list_indices()]
     reads = fmt in PINNED_READS_FORMATS or fmt is None
     advice = []
@@ -112,7 +112,7 @@ def diagnose(settings: "Settings") -> DoctorReport:
         advice.append(problem)
     return DoctorReport(
         db=str(settings.db), table=settings.table, rows=table.count_rows(), version=table.version,
-        file_format=fmt, file_formats_on_disk=tbl.file_formats(table_dir), indexes=indexes, vector_dim=dim,
+        file_format=fmt, file_formats_on_disk=tbl.file_formats(table_dir) if table_dir else [], indexes=indexes, vector_dim=dim,
         recorded_embedder=recorded, embedder=embedder, embedder_problem=problem,
         pinned_client_reads=reads, advice=advice,
     )
@@ -136,18 +136,19 @@ def migrate(settings: "Settings") -> MigrateReport:
     """
     from .memory import MemoryStore
 
-    db = tbl.connect(settings.db, create=False)
+    db = tbl.connect_store(settings, create=False)
     if db is None or tbl.open_table(db, settings.table) is None:
         raise ConfigError(f"there is no table {settings.table!r} in {settings.db} to migrate")
-    table_dir = Path(settings.db) / f"{settings.table}.lance"
+    table_dir = tbl.table_dir(settings.db, settings.table)
     with MemoryStore._lock(settings):
         table = db.open_table(settings.table)
-        old = newest_format(table_dir)
+        old = newest_format(table_dir) if table_dir else None
         data = table.to_arrow()
         backup = f"{settings.table}_backup_{int(time.time() * 1000)}"
         db.create_table(backup, data=data, schema=table.schema)
         new = db.create_table(settings.table, data=data, schema=table.schema, mode="overwrite",
                               storage_options=tbl.format_options(settings.store_file_format))
         tbl.ensure_fts(new)
-    return MigrateReport(rows=data.num_rows, old_format=old, new_format=newest_format(table_dir) or settings.store_file_format,
+    new_format = (newest_format(table_dir) if table_dir else None) or settings.store_file_format
+    return MigrateReport(rows=data.num_rows, old_format=old, new_format=new_format,
                          backup_table=backup, version=new.version)

@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import builtins
 import time
-import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 import numpy as np
 
 from ..errors import ConfigError, SchemaMismatch
 from ..lock import FileLock
+from . import converge
 from . import lifecycle as life
 from . import provenance as prov
 from . import table as tbl
@@ -79,7 +79,7 @@ class MemoryStore:
         search, show, export, doctor) never creates a table or an index: the table's version
         is the same after as before.
         """
-        db = tbl.connect(settings.db, create=not read_only)
+        db = tbl.connect_store(settings, create=not read_only)
         table = tbl.open_table(db, settings.table)
         if table is None and read_only:
             raise ConfigError(f"there is no table {settings.table!r} in {settings.db} yet: nothing has been "
@@ -109,9 +109,7 @@ class MemoryStore:
         """Open read-only (as ``open(read_only=True)``), or None when there is no table yet:
         for readers to whom a store with nothing stored is an empty answer, not an error.
         A missing ``db`` folder is not looked into (connecting would create it)."""
-        if not Path(settings.db).is_dir():
-            return None
-        db = tbl.connect(settings.db)
+        db = tbl.connect_store(settings, create=False)
         if tbl.open_table(db, settings.table) is None:
             return None
         return cls.open(settings, embedder=embedder, check_embedder=check_embedder, read_only=True)
@@ -200,8 +198,11 @@ class MemoryStore:
             raise ConfigError(f"there is no table {self.settings.table!r} in {self.settings.db} to write to")
         judged = self._judge_band(drafts, vecs) if replaces is None else {}
         with self._lock(self.settings):
-            self.index.refresh(self.table)
-            return self._decide_and_write(drafts, vecs, ids, timestamps, dry_run, judged=judged, replaces=replaces)
+            def attempt() -> list[AddOutcome]:
+                self.index.refresh(self.table)
+                return self._decide_and_write(drafts, vecs, ids, timestamps, dry_run, judged=judged, replaces=replaces)
+
+            return converge.retrying(attempt, on_conflict=self._forget_version)
 
     def _judge_band(self, drafts, vecs) -> dict[int, dict[str, tuple[Any, str]]]:
         """With an LLM configured: the model's relation for each draft and its nearest stored row
@@ -256,6 +257,7 @@ class MemoryStore:
         for i, d in enumerate(drafts):
             sidx = self.index.scope(d.scope)
             target, reason, decision = None, None, None
+            row_id = ids[i] or converge.content_id(d.scope, hashes[i])  # the same memory: the same id on every host
             if ids[i] and (ids[i] in self.index.all_ids or ids[i] in batch_md):
                 target, reason = ids[i], "id"
             else:
@@ -274,18 +276,19 @@ class MemoryStore:
                                         judged or {}, replaces)
                 if decision.relation == "same":
                     target, reason = decision.id, decision.reason
+                elif row_id in self.index.all_ids:  # its content id is a row edited since (by the plugin)
+                    target, reason = row_id, "id"
                 elif decision.relation == "supersedes" and decision.id:
                     replaced.add(decision.id)
             if target is not None:
                 outcomes.append(AddOutcome(status="duplicate", id=target, reason=reason))
                 if target in batch_md:
-                    merged = prov.with_duplicate(batch_md[target], d.metadata, hashes[i], now)
+                    merged = prov.with_duplicate(batch_md[target], d.metadata, hashes[i], now, host=self.host)
                     batch_md[target] = merged or batch_md[target]
                 else:
                     targets.append((target, i))
                 continue
-            row_id = ids[i] or str(uuid.uuid4())
-            batch_md[row_id] = prov.for_new_row(d.metadata, hashes[i], self.embedder.name, now)
+            batch_md[row_id] = prov.for_new_row(d.metadata, hashes[i], self.embedder.name, now, host=self.host)
             if decision is not None and decision.relation in ("supersedes", "contradicts") and decision.id:
                 ties.append((row_id, decision.id, decision, i))
             batch.setdefault(d.scope, []).append(i)
@@ -390,7 +393,7 @@ class MemoryStore:
             base = updates.get(target, current.get(target))
             if base is None:
                 continue  # the row vanished under us (deleted by a writer outside the lock)
-            merged = prov.with_duplicate(base, drafts[i].metadata, hashes[i], now)
+            merged = prov.with_duplicate(base, drafts[i].metadata, hashes[i], now, host=self.host)
             if merged is not None:
                 updates[target] = merged
         return updates
@@ -407,21 +410,26 @@ class MemoryStore:
         return out
 
     def _write(self, new_rows: list[dict[str, Any]], updates: dict[str, dict[str, Any]]) -> None:
+        """Commit (see :func:`converge.commit_rows`); when another host committed between our read
+        and our commit, fold at once what it may have added alongside ours (:func:`converge.converge`)."""
         if not new_rows and not updates:
             return
         before = self.index.version
-        schema = self.table.schema
-        if updates:
-            rows = self._rows_by_id(sorted(updates))
-            for r in rows:
-                r["metadata"] = prov.dump(updates[r["id"]])
-            data = tbl.rows_to_arrow(rows + new_rows, schema)
-            result = (self.table.merge_insert("id").when_matched_update_all()
-                      .when_not_matched_insert_all().execute(data))
+        commit = converge.commit_rows(self.table, new_rows, updates, self._rows_by_id)
+        if converge.interleaved(before, commit.versions):
+            self.index.version = None
+            if new_rows:
+                converge.converge(self, ids=[r["id"] for r in new_rows])
         else:
-            result = self.table.add(tbl.rows_to_arrow(new_rows, schema))
-        self.index.mark_written(before, int(result.version))
+            self.index.version = commit.versions[-1]  # only our commits since the copy was read
         self._maybe_compact()
+
+    def _forget_version(self) -> None:
+        self.index.version = None
+
+    @property
+    def host(self) -> str:
+        return prov.host_name(self.settings.host)
 
     def _maybe_compact(self) -> None:
         """Small appends pile up as small fragments; fold them in once there are many."""
@@ -499,7 +507,7 @@ class MemoryStore:
         return StoreStats(
             db=str(self.settings.db), table=self.settings.table, total=data.num_rows, by_scope=by_scope,
             by_category=by_cat, vector_dim=self.dim, embedder=self.embedder_name(),
-            size_bytes=_dir_size(Path(self.settings.db) / f"{self.settings.table}.lance"),
+            size_bytes=_table_size(self.table, tbl.table_dir(self.settings.db, self.settings.table)),
             version=self.table.version,
         )
 
@@ -621,23 +629,32 @@ class MemoryStore:
             rows = [r for r in rows if _current(r)]
         return export_document(rows, scope, category)
 
-    def import_(self, data: dict[str, Any], *, scope: str | None = None, dry_run: bool = False) -> ImportReport:
+    def import_(self, data: dict[str, Any], *, scope: str | None = None, dry_run: bool = False,
+                progress: "Callable[[int, int], None] | None" = None) -> ImportReport:
+        """``progress(done, total)`` after each chunk of entries."""
         from .interchange import parse_document
 
         entries, report = parse_document(data, scope)
         report.dry_run = dry_run
         for start in range(0, len(entries), 256):
+            if progress is not None:
+                progress(start, len(entries))
             chunk = entries[start:start + 256]
             outcomes = self._add([e.draft for e in chunk], ids=[e.id for e in chunk],
                                  timestamps=[e.timestamp for e in chunk], dry_run=dry_run)
             report.added += sum(o.status == "added" for o in outcomes)
             report.duplicate += sum(o.status == "duplicate" for o in outcomes)
+        if progress is not None:
+            progress(len(entries), len(entries))
         return report
 
     # ---------------------------------------------------------------- housekeeping
     def compact(self) -> None:
-        """Merge small fragments, update indexes, remove versions older than the grace period."""
+        """Fold what hosts stored at once (:mod:`converge`), merge small fragments, update indexes,
+        remove versions older than the grace period."""
         with self._lock(self.settings):
+            window = self.settings.store_converge_window_minutes
+            converge.converge(self, since_ms=now_ms() - int(window * 60_000))
             self._optimize()
 
     def _optimize(self, *, build_index: bool = True) -> None:
@@ -659,10 +676,11 @@ class MemoryStore:
         if ("vector",) not in indexed and self.table.count_rows() >= self.settings.store_vector_index_min_rows:
             self.table.create_index("vector", config=IvfFlat(distance_type="cosine"))
 
-    def reembed(self, new_settings: "Settings", *, embedder: Embedder | None = None) -> ReembedReport:
+    def reembed(self, new_settings: "Settings", *, embedder: Embedder | None = None,
+                progress: "Callable[[int, int], None] | None" = None) -> ReembedReport:
         from .reembed import rebuild
 
-        report = rebuild(self, new_settings, embedder or make_embedder(new_settings))
+        report = rebuild(self, new_settings, embedder or make_embedder(new_settings), progress)
         self.settings = new_settings
         self._embedder = embedder
         self.table = tbl.open_table(self.db, new_settings.table)
@@ -717,6 +735,13 @@ def _ts_is_float(schema) -> bool:
     import pyarrow as pa
 
     return "timestamp" in schema.names and pa.types.is_floating(schema.field("timestamp").type)
+
+
+def _table_size(table, local_dir: Path | None) -> int:
+    """Bytes of every version's files; on an object store, of the current version's (LanceDB's stats)."""
+    if local_dir is not None:
+        return _dir_size(local_dir)
+    return int((table.stats() or {}).get("total_bytes") or 0)
 
 
 def _dir_size(path: Path) -> int:

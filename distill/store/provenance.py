@@ -9,6 +9,10 @@ memory-lancedb-pro trims ``sources`` to its last 20 entries whenever it patches 
 metadata (after any recall). So ``sources`` holds the newest 20, oldest first, exactly what
 the plugin keeps (its trim is then a no-op), and the entries pushed out of it move to
 ``sources_older``, a key the plugin carries along untouched: together, up to 200 sources.
+
+On a table several hosts share, each source also names the ``host`` that saw it (not part
+of its key: a source is where the memory came from, the host only who recorded it), and
+:func:`merged` is the union two rows' provenance becomes when one is folded into the other.
 """
 
 from __future__ import annotations
@@ -45,14 +49,24 @@ def dump(metadata: dict[str, Any]) -> str:
     return json.dumps(metadata, ensure_ascii=False, sort_keys=True, default=str)
 
 
-def _source_entry(key: str, provenance: dict[str, Any] | None, now_ms: int) -> dict[str, Any]:
-    entry = {"key": key, "seen_at": now_ms}
+def host_name(configured: str = "") -> str:
+    """This host's name as rows record it: the ``host`` setting, else the system's."""
+    import socket
+
+    return configured or socket.gethostname() or "unknown"
+
+
+def _source_entry(key: str, provenance: dict[str, Any] | None, now_ms: int, host: str | None) -> dict[str, Any]:
+    entry: dict[str, Any] = {"key": key, "seen_at": now_ms}
+    if host:
+        entry["host"] = host
     if provenance:
         entry.update({k: v for k, v in provenance.items() if k not in entry})
     return entry
 
 
-def for_new_row(draft_metadata: dict[str, Any], chash: str, embedder: str, now_ms: int) -> dict[str, Any]:
+def for_new_row(draft_metadata: dict[str, Any], chash: str, embedder: str, now_ms: int,
+                host: str | None = None) -> dict[str, Any]:
     md = dict(draft_metadata)
     provenance = md.get("provenance") if isinstance(md.get("provenance"), dict) else None
     key = source_key(provenance, chash)
@@ -62,13 +76,13 @@ def for_new_row(draft_metadata: dict[str, Any], chash: str, embedder: str, now_m
         seen_count=1,
         first_seen=now_ms,
         last_seen=now_ms,
-        sources=[_source_entry(key, provenance, now_ms)],
+        sources=[_source_entry(key, provenance, now_ms, host)],
     )
     return md
 
 
 def with_duplicate(existing: dict[str, Any], draft_metadata: dict[str, Any], chash: str,
-                   now_ms: int) -> dict[str, Any] | None:
+                   now_ms: int, host: str | None = None) -> dict[str, Any] | None:
     """The existing row's metadata after seeing this duplicate; ``None`` = already recorded."""
     provenance = draft_metadata.get("provenance") if isinstance(draft_metadata.get("provenance"), dict) else None
     key = source_key(provenance, chash)
@@ -81,7 +95,35 @@ def with_duplicate(existing: dict[str, Any], draft_metadata: dict[str, Any], cha
     md["seen_count"] = int(md.get("seen_count") or 1) + 1
     md["last_seen"] = now_ms
     md.setdefault("content_hash", chash)
-    history = (history + [_source_entry(key, provenance, now_ms)])[-MAX_SOURCES:]
+    return _with_history(md, history + [_source_entry(key, provenance, now_ms, host)])
+
+
+def history_of(md: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every source a row's metadata records, oldest first."""
+    return [s for s in list(md.get("sources_older") or []) + list(md.get("sources") or []) if isinstance(s, dict)]
+
+
+def merged(keeper: dict[str, Any], other: dict[str, Any]) -> dict[str, Any] | None:
+    """``keeper``'s metadata after folding ``other``'s row into it: the union of their sources (by
+    key, in the order they were seen), the sightings added up, the earliest ``first_seen`` and
+    the latest ``last_seen``. ``None``: keeper already records every source of ``other``."""
+    mine = history_of(keeper)
+    keys = {s.get("key") for s in mine}
+    theirs = [s for s in history_of(other) if s.get("key") not in keys]
+    if not theirs:
+        return None
+    md = dict(keeper)
+    md["seen_count"] = int(md.get("seen_count") or 1) + len(theirs)
+    for field, pick in (("first_seen", min), ("last_seen", max)):
+        values = [v for v in (keeper.get(field), other.get(field)) if isinstance(v, (int, float))]
+        if values:
+            md[field] = pick(values)
+    history = sorted(mine + theirs, key=lambda s: s.get("seen_at") or 0)
+    return _with_history(md, history)
+
+
+def _with_history(md: dict[str, Any], history: list[dict[str, Any]]) -> dict[str, Any]:
+    history = history[-MAX_SOURCES:]
     md["sources"] = history[-PLUGIN_MAX_SOURCES:]
     older = history[:-PLUGIN_MAX_SOURCES]
     if older:

@@ -9,7 +9,7 @@ overwritten in one commit, so a reader sees either the old table or the new one.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import pyarrow as pa
@@ -24,13 +24,15 @@ if TYPE_CHECKING:
     from .memory import MemoryStore
 
 
-def rebuild(store: "MemoryStore", new_settings: "Settings", embedder: "Embedder") -> ReembedReport:
+def rebuild(store: "MemoryStore", new_settings: "Settings", embedder: "Embedder",
+            progress: "Callable[[int, int], None] | None" = None) -> ReembedReport:
+    """``progress(done, total)``: rows embedded so far (the long part)."""
     if new_settings.table != store.settings.table or new_settings.db != store.settings.db:
         raise SchemaMismatch("reembed rebuilds the configured table in place; do not change --db/table with it")
     old_schema = store.table.schema
     name = store.settings.table
     data = store.table.to_arrow()
-    vectors = _embed(embedder, data)
+    vectors = _embed(embedder, data, progress)
     new_dim = vectors.shape[1] if len(vectors) else embedder.dim
     new_schema = _with_dim(old_schema, new_dim)
     staging = f"{name}__reembed"
@@ -63,9 +65,21 @@ def _old_embedder(data: pa.Table) -> str:
     return tbl.recorded_embedder(values) or "unknown"
 
 
-def _embed(embedder: "Embedder", data: pa.Table) -> np.ndarray:
+def _embed(embedder: "Embedder", data: pa.Table, progress=None) -> np.ndarray:
     texts = [t or "" for t in data["text"].to_pylist()]
-    return embedder.passages(texts) if texts else np.zeros((0, embedder.dim), dtype=np.float32)
+    if not texts:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    parts = []
+    for start in range(0, len(texts), EMBED_CHUNK):
+        if progress is not None:
+            progress(start, len(texts))
+        parts.append(embedder.passages(texts[start:start + EMBED_CHUNK]))
+    if progress is not None:
+        progress(len(texts), len(texts))
+    return np.concatenate(parts)
+
+
+EMBED_CHUNK = 256  # rows per embedder call: progress between calls, the same vectors as one call
 
 
 def _with_dim(schema: pa.Schema, dim: int) -> pa.Schema:

@@ -26,7 +26,7 @@ from typing import Any, overload
 import lancedb
 import pyarrow as pa
 
-from ..errors import SchemaMismatch
+from ..errors import ConfigError, SchemaMismatch
 
 COLUMNS = ("id", "text", "vector", "category", "scope", "importance", "timestamp", "metadata")
 CJK_TOKENIZERS = ("icu", "icu/split", "ngram")
@@ -47,19 +47,51 @@ def new_schema(dim: int) -> pa.Schema:
 
 
 @overload
-def connect(db_path: Path) -> "lancedb.DBConnection": ...
+def connect(db_path: "Path | str", *, storage_options: dict[str, str] | None = None) -> "lancedb.DBConnection": ...
 @overload
-def connect(db_path: Path, *, create: bool) -> "lancedb.DBConnection | None": ...
-def connect(db_path: Path, *, create: bool = True) -> "lancedb.DBConnection | None":  # noqa: E302
-    """``read_consistency_interval=0``: every read sees the latest commit of any process.
+def connect(db_path: "Path | str", *, create: bool,
+            storage_options: dict[str, str] | None = None) -> "lancedb.DBConnection | None": ...
+def connect(db_path: "Path | str", *, create: bool = True,  # noqa: E302
+            storage_options: dict[str, str] | None = None) -> "lancedb.DBConnection | None":
+    """``read_consistency_interval=0``: every read sees the latest commit of any process (of any
+    host, on an object store).
+
+    ``db_path`` is a local folder or an object-store URI (``s3://bucket/prefix``). LanceDB reads
+    the endpoint, region and credentials of a URI from the standard environment (``AWS_*``);
+    ``storage_options`` (the ``storage_options`` setting) override them key by key.
 
     ``create=False`` (read-only commands, and those that need an existing table): a folder
-    that does not exist is not created; None says there is no store there."""
+    that does not exist is not created; None says there is no store there. A URI is never
+    created by connecting (an object store has no folders)."""
+    if is_uri(db_path):
+        try:
+            return lancedb.connect(str(db_path), read_consistency_interval=timedelta(0),
+                                   storage_options=dict(storage_options or {}) or None)
+        except (OSError, ValueError, RuntimeError) as exc:
+            why = scrub_credentials(str(exc), storage_options)[:300]
+            raise ConfigError(f"cannot open the object store at {db_path}: {why}; check AWS_ENDPOINT_URL, AWS_REGION, "
+                              "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (AWS_ALLOW_HTTP=true for a plain-http "
+                              "endpoint), or the storage_options setting") from None
     if create:
         Path(db_path).mkdir(parents=True, exist_ok=True)
     elif not Path(db_path).is_dir():
         return None
     return lancedb.connect(str(db_path), read_consistency_interval=timedelta(0))
+
+
+def connect_store(settings, *, create: bool = True) -> "lancedb.DBConnection | None":
+    """The configured store (``settings.db`` with its ``storage_options``)."""
+    return connect(settings.db, create=create, storage_options=settings.storage_options)
+
+
+def is_uri(db_path: "Path | str") -> bool:
+    """An object-store location (the settings keep those as strings, local folders as Paths)."""
+    return isinstance(db_path, str) and "://" in db_path
+
+
+def table_dir(db_path: "Path | str", table: str) -> Path | None:
+    """The table's local folder, to read its files directly; None on an object store."""
+    return None if is_uri(db_path) else Path(db_path) / f"{table}.lance"
 
 
 def table_names(db) -> list[str]:
@@ -231,3 +263,44 @@ def table_embedder(table, sample: int = 200) -> str | None:
         return None
     rows = table.search().select(["metadata"]).limit(sample).to_arrow()
     return recorded_embedder(rows["metadata"].to_pylist())
+
+
+def scrub_credentials(text: str, storage_options: dict[str, str] | None) -> str:
+    """``text`` with every credential the store was given (settings, AWS environment) masked."""
+    import os
+
+    secrets = [v for k, v in (storage_options or {}).items() if _secret_key(k)]
+    secrets += [os.environ[k] for k in ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN") if os.environ.get(k)]
+    for secret in sorted(set(secrets), key=len, reverse=True):
+        if len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return text
+
+
+def _secret_key(name: str) -> bool:
+    name = name.lower()
+    return any(w in name for w in ("secret", "token", "password", "key")) and "key_id" not in name
+
+
+def shared_table_state(settings, newest: int = 200):
+    """Rows, version and the hosts that wrote the newest ``newest`` rows, newest host first."""
+    from ..model import HostSeen, SharedTable
+    from .memory import MemoryStore
+
+    out = SharedTable(db=str(settings.db), table=settings.table)
+    try:
+        store = MemoryStore.open_existing(settings, check_embedder=False)
+        if store is None:
+            out.error = "no table yet (nothing stored)"
+            return out
+        out.rows, out.version = store.count(), int(store.table.version)
+        seen: dict[str, list[int]] = {}
+        for row in store.list(limit=newest):
+            for src in row.metadata.get("sources") or []:
+                if isinstance(src, dict) and src.get("host"):
+                    seen.setdefault(str(src["host"]), []).append(int(src.get("seen_at") or 0))
+        out.hosts = sorted((HostSeen(host=h, last_seen_ms=max(v), sources=len(v)) for h, v in seen.items()),
+                           key=lambda h: -h.last_seen_ms)
+    except Exception as exc:  # noqa: BLE001 - status reports an unreachable store, it does not fail on it
+        out.error = scrub_credentials(f"{type(exc).__name__}: {exc}", settings.storage_options)[:500]
+    return out

@@ -53,7 +53,15 @@ def tail_status(settings: Settings, cursor_path: Path | None = None) -> StatusRe
         set_aside=_set_aside(settings, cursor),
         last_run=_last_run(settings),
         errors=errors + _unreadable(settings, cursor),
+        shared_table=_shared_table(settings) if isinstance(settings.db, str) else None,
     )
+
+
+def _shared_table(settings: Settings):
+    """Cursors and queues are this host's; the table on an object store is everyone's."""
+    from ..store.table import shared_table_state  # LanceDB: only for a shared table
+
+    return shared_table_state(settings)
 
 
 def _unreadable(settings: Settings, cursor: Cursor) -> list[str]:
