@@ -141,7 +141,9 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, dict=Tr
     state_dir: Path = DEFAULT_STATE_DIR
     agents_dir: Path = DEFAULT_AGENTS_DIR
     sources: list[SourceRoot] = []
-    db: Path | str = DEFAULT_DB  # a local folder, or an object-store URI (s3://bucket/prefix, gs://, az://)
+    # a local folder (a Path), or an object-store URI kept as its string (s3://bucket/prefix, gs://, az://);
+    # msgspec takes no union of Path and str, so __post_init__ converts it (see _db)
+    db: Any = DEFAULT_DB
     table: str = "memories"
 
     # --- which agents

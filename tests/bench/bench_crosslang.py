@@ -1,6 +1,6 @@
 """Cross-language recall through the real MCP server (run by hand).
 
-    python tests/bench/bench_crosslang.py [--verbose] [--keep DIR]
+    python tests/bench/bench_crosslang.py [--verbose] [--keep DIR] [--set FILE]
 
 Imports the 40 memories of ``tests/bench/crosslang_set.json`` (half English, half Chinese, no
 keyword line of their own) with ``distill memories import``, starts ``distill mcp`` and asks all
@@ -55,8 +55,10 @@ def main() -> int:
     ap.add_argument("--keep", help="use this directory for the store (kept afterwards)")
     ap.add_argument("--spelling", choices=["memory-mcp", "distill"], default="memory-mcp",
                     help="recall's argument for the hit count: the Memory MCP server's top_k, or distill's limit")
+    ap.add_argument("--set", type=Path, default=SET,
+                    help="another set in the same shape (e.g. one written blind, kept outside the repository)")
     args = ap.parse_args()
-    data = json.loads(SET.read_text(encoding="utf-8"))
+    data = json.loads(args.set.read_text(encoding="utf-8"))
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="crosslang-"))
     work.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "DISTILL_DB": str(work / "db"), "DISTILL_STATE_DIR": str(work / "state"),
