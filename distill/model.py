@@ -198,7 +198,9 @@ class TurnLimits(_Slots):
     def __init__(self, *, max_turn_chars: int = 6000, max_tool_trace_chars: int = 300, owners=None):
         self.max_turn_chars = max_turn_chars
         self.max_tool_trace_chars = max_tool_trace_chars
-        self.owners = owners  # distill.trust.Owners: whose chat messages are the owner's (None: no configuration)
+        if owners is None:  # no OpenClaw configuration
+            from .trust import NO_CONFIG as owners
+        self.owners = owners  # distill.trust.Owners: whose chat messages are the owner's
 
     @classmethod
     def from_settings(cls, settings) -> TurnLimits:

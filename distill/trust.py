@@ -87,6 +87,12 @@ class Owners:
         self.open_dm = open_dm  # channels anyone may DM ("*" when a broken config leaves it unknown)
         self.problem = problem
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Owners) and (self.trusted, self.open_dm, self.problem) == (
+            other.trusted, other.open_dm, other.problem)
+
+    __hash__ = None  # type: ignore[assignment]
+
     def owns(self, speaker: Speaker | None) -> bool:
         if speaker is None:
             return True
