@@ -254,7 +254,13 @@ class Turn(msgspec.Struct):
 class TurnLimits(msgspec.Struct, kw_only=True):
     max_turn_chars: int = 6000
     max_tool_trace_chars: int = 300
-    owners: Any = None  # distill.trust.Owners: whose chat messages are the owner's (None: no configuration)
+    owners: Any = None  # distill.trust.Owners: whose chat messages are the owner's
+
+    def __post_init__(self) -> None:
+        if self.owners is None:  # no OpenClaw configuration
+            from .trust import NO_CONFIG
+
+            self.owners = NO_CONFIG
 
     @classmethod
     def from_settings(cls, settings: Any) -> TurnLimits:

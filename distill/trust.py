@@ -44,8 +44,7 @@ def _warn(message: str) -> None:
 
 # the Control UI's own sender id (the owner at the gateway's web page, authenticated by its token)
 _CONTROL_UI = "openclaw-control-ui"
-_OWNERS_KINDS = ("rule", "preference")  # need the owner's own words
-_SIDE_KINDS = ("decision",)  # the owner's, or the assistant's in the owner's session
+_STANDING = ("rule", "preference", "decision")  # what every agent would follow
 
 
 class Speaker:
@@ -84,6 +83,12 @@ class Owners:
         self.trusted = trusted
         self.open_dm = open_dm  # channels anyone may DM ("*" when a broken config leaves it unknown)
         self.problem = problem
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Owners) and (self.trusted, self.open_dm, self.problem) == (
+            other.trusted, other.open_dm, other.problem)
+
+    __hash__ = None  # type: ignore[assignment]
 
     def owns(self, speaker: Speaker | None) -> bool:
         if speaker is None:
@@ -184,17 +189,17 @@ def _author(msg: Any) -> str:
 def vet(text: str, kind: str, scope: str, evidence: list[Any], counters: Counter) -> tuple[str, str] | None:
     """``(text, scope)`` a candidate may be stored with, or None after counting why not.
 
-    ``evidence``: the batch messages it rests on. Injection phrasing is dropped from anyone
-    (``refused_injection``); a dangerous instruction is kept only when the owner's own words
+    ``evidence``: the batch messages it rests on. Injection phrasing, in it or in a turn it
+    rests on, is dropped from anyone (``refused_injection``); a dangerous instruction is kept only when the owner's own words
     in the evidence give it, and then marked (``flagged_dangerous``; else
-    ``refused_dangerous``). A rule or preference needs the owner's words, a decision the
-    owner's or the assistant's (``refused_not_owner``); anything else drawn only from other
-    senders stays in the agent's scope (``scope_not_owner``)."""
+    ``refused_dangerous``). A rule, preference or decision from other senders is refused
+    (``refused_not_owner``, :func:`_not_the_owners`); anything else drawn only from them stays
+    in the agent's scope (``scope_not_owner``)."""
     from .text.danger import assess, marked
 
     kinds = assess(text)
-    if "injection" in kinds:
-        counters["refused_injection"] += 1
+    if "injection" in kinds or any("injection" in assess(m.text) for m in evidence):
+        counters["refused_injection"] += 1  # it says so, or rests on a turn that does
         return None
     authors = {_author(m) for m in evidence}
     owner_turns = [m for m in evidence if _author(m) == "person"]
@@ -204,16 +209,26 @@ def vet(text: str, kind: str, scope: str, evidence: list[Any], counters: Counter
             return None
         counters["flagged_dangerous"] += 1
         text = marked(text, kinds)
-    if "sender" in authors or kind in _OWNERS_KINDS:
-        side = {"person"} if kind in _OWNERS_KINDS else {"person", "assistant"}
-        if not authors & side:
-            if kind in _OWNERS_KINDS or kind in _SIDE_KINDS:
-                counters["refused_not_owner"] += 1
-                return None
-            if scope == "global":
-                counters["scope_not_owner"] += 1
-                scope = "agent"
+    if kind in _STANDING and _not_the_owners(kind, authors):
+        counters["refused_not_owner"] += 1
+        return None
+    if "sender" in authors and not authors & {"person", "assistant"} and scope == "global":
+        counters["scope_not_owner"] += 1
+        scope = "agent"
     return text, scope
+
+
+def _not_the_owners(kind: str, authors: set[str]) -> bool:
+    """Whether a standing rule rests on no one who may set one. The owner's turn always may;
+    other chat senders never do. Without either, a rule or preference may rest on the
+    assistant restating what it was told (a model cites loosely), never on a tool's output,
+    a notice, a schedule or a parent agent's spec; a decision may also cite the failures it
+    answers."""
+    if "person" in authors:
+        return False
+    if "sender" in authors or not authors & {"assistant"}:
+        return True
+    return kind != "decision" and bool(authors - {"assistant"})
 
 
 def flag_draft(draft: MemoryDraft, counts: Counter) -> MemoryDraft:
