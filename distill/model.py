@@ -230,7 +230,9 @@ class StatusResult(_Camel, kw_only=True):
     # warnings: discovery's (a folder that cannot be listed, a missing root, …), and what blocks
     # reading (a pending batch whose file is unreadable) with how to fix it
     errors: list[str] = []
-    shared_table: SharedTable | None = None  # db on an object store (several hosts may write it)
+    # db on an object store (several hosts may write it); left out of --json for a local folder, so the
+    # line stays what scripts read before
+    shared_table: SharedTable | msgspec.UnsetType = msgspec.UNSET
 
 
 # --- what every transcript format produces ------------------------------------------------

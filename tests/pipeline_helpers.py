@@ -41,11 +41,13 @@ def settings(root: Path, **over):
 
 
 def stored(s) -> list:
+    """Every row the store holds, history included: what a run wrote, lost or doubled is counted
+    over rows, whether or not a later memory superseded one (recall leaves those out)."""
     from distill.store import MemoryStore
 
     if not s.db.exists():
         return []
-    return MemoryStore.open(s).list(limit=10_000)
+    return MemoryStore.open(s).list(limit=10_000, include_history=True)
 
 
 def cursor_state(s) -> dict[str, tuple[int, dict]]:

@@ -13,6 +13,7 @@ from distill.cli.render import RENDERERS, format_size, render, renderer_for
 from distill.cli.tails import StepResult
 from distill.hooks import HookResult
 from distill.store.calibration import Scores
+from distill.hooks.doctor import HooksDoctorReport
 from distill.store.converge import ConvergeReport
 from distill.store.doctor import DoctorReport, MigrateReport
 from distill.store.models import ImportReport, MemoryHit, MemoryRow, ReembedReport, StoreStats
@@ -22,7 +23,7 @@ RESULTS = [BackfillReport, BatchResult, DistillOutput, RetryOutput, CompactResul
            RowsResult, SearchResult, ShowResult, HistoryResult, SupersedeResult, RestoreResult, Queued, StepResult,
            HookResult, InitResult, StatusResult, Scores,
            DoctorReport, MigrateReport, ImportReport, MemoryHit, MemoryRow, ReembedReport, StoreStats, RunSummary,
-           ConvergeReport]
+           ConvergeReport, HooksDoctorReport]
 
 
 def test_every_result_has_its_own_renderer_and_every_renderer_a_result():

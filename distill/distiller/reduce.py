@@ -48,6 +48,8 @@ def _terms(text: str) -> set[str]:
 def _similar(a: Candidate, b: Candidate) -> bool:
     if a.agent_id != b.agent_id and not (a.scope == b.scope == "global"):
         return False
+    if a.kind != b.kind:
+        return False  # a pitfall and a rule about the same tools are two memories, as in the store's guard
     if normalise(a.text) == normalise(b.text):
         return True
     ea, eb = {e.lower() for e in a.entity_keywords}, {e.lower() for e in b.entity_keywords}

@@ -393,10 +393,15 @@ class RulesExtractor:
         errors = [(k, _symptom(msg, counters)) for k, (_, msg) in enumerate(turns)]
         used: set[tuple[str, str]] = set()
         done: set[str] = set()
-        common = _common_names(turns) if any(s for _, s in errors) else frozenset()
+        by_session: dict[str, list] = {}
+        for t in turns:
+            by_session.setdefault(t[1].session_id, []).append(t)
+        # common names per session: a chunk holding several sessions on one topic must tie what each alone ties
+        commons = ({sid: _common_names(ts) for sid, ts in by_session.items()} if any(s for _, s in errors) else {})
         for i, symptom in errors:
             if symptom is None or _same_error(symptom) in done:
                 continue
+            common = commons.get(turns[i][1].session_id, frozenset())
             context = _error_context(turns[i][1], symptom)
             found = None
             for j in range(i + 1, min(i + 1 + FIX_WINDOW, len(turns))):
@@ -515,7 +520,7 @@ _PART = re.compile(r"[a-z0-9]{3,}")
 
 
 def _common_names(turns: list) -> frozenset[str]:
-    """Names in a quarter of the chunk's turns (at least 5): "odoo" in an Odoo session ties
+    """Names in a quarter of a session's turns (at least 5): "odoo" in an Odoo session ties
     nothing. Two regex scans a turn (a superset of :func:`_names`, at a fraction of its cost)."""
     seen: Counter = Counter()
     for _, m in turns:

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import SchemaMismatch
-from ..text.keywords import keyword_draft
+from ..text.keywords import has_keywords, keyword_draft
 from ..trust import refusal
 from .models import CATEGORIES, ImportReport, MemoryDraft, check_scope
 from .provenance import parse
@@ -119,8 +119,9 @@ def _entry(item: Any, scope: str | None) -> ImportEntry:
         importance = 0.7
     metadata = parse(item.get("metadata"))
     row_scope = scope or item.get("scope") or "global"
-    draft = keyword_draft(MemoryDraft(text=text, category=category, scope=row_scope, importance=importance,
-                                      metadata=metadata))
+    draft = MemoryDraft(text=text, category=category, scope=row_scope, importance=importance, metadata=metadata)
+    if not has_keywords(text):  # an entry that names itself keeps its text: an export/import round trip changes nothing
+        draft = keyword_draft(draft)
     raw_id = item.get("id")
     row_id = raw_id if isinstance(raw_id, str) and 0 < len(raw_id) <= 128 and "'" not in raw_id else None
     ts = as_ms(item.get("timestamp")) if item.get("timestamp") is not None else None

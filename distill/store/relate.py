@@ -166,6 +166,8 @@ def update_reason(new_text: str, old_text: str, cosine: float = 1.0, cross_floor
         fresh -= _STOP
         if named_old and fresh:
             return f"replaces {', '.join(sorted(named_old)[:3])} with {', '.join(sorted(fresh)[:3])}"
+    if ev.cross:
+        return None  # "from now on" and a differing value: across scripts the values do not compare
     share = _zh_share(new_text, old_text) if ev.zh else _share(new_text, old_text)
     values = [c for c in ev.conflicts if _is_value_conflict(c)]
     if (change.weak or change.replacing) and values and share >= UPDATE_SHARE:

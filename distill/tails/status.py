@@ -6,6 +6,8 @@ Read-only and lock-free: it may show a state a concurrent run is just changing.
 from __future__ import annotations
 
 import os
+
+import msgspec
 from pathlib import Path
 
 from ..config import Settings
@@ -53,7 +55,7 @@ def tail_status(settings: Settings, cursor_path: Path | None = None) -> StatusRe
         set_aside=_set_aside(settings, cursor),
         last_run=_last_run(settings),
         errors=errors + _unreadable(settings, cursor),
-        shared_table=_shared_table(settings) if isinstance(settings.db, str) else None,
+        shared_table=_shared_table(settings) if isinstance(settings.db, str) else msgspec.UNSET,
     )
 
 

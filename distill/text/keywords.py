@@ -152,6 +152,11 @@ def with_keywords(text: str) -> str:
     return body + ("\nKeywords (en): " + "; ".join(en) if en else "") + "\nKeywords (zh): " + "; ".join(zh_line)
 
 
+def has_keywords(text: str) -> bool:
+    """Does the text already end in a ``Keywords (zh|en): …`` line of its own?"""
+    return _LINE.search(text) is not None
+
+
 def keyword_draft(draft: "MemoryDraft") -> "MemoryDraft":
     """The draft with its keyword lines made by :func:`with_keywords`, and the same words in
     ``metadata.keywords_zh`` / ``keywords_en``. Every way a memory arrives calls it: the
