@@ -153,7 +153,7 @@ def with_keywords(text: str) -> str:
 
 
 def has_keywords(text: str) -> bool:
-    """Does the text already end in a ``Keywords (zh|en): …`` line of its own?"""
+    """Does the text already carry a ``Keywords (zh|en): …`` line of its own (anywhere after its first line)?"""
     return _LINE.search(text) is not None
 
 
