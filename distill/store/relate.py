@@ -58,6 +58,11 @@ class Decision:
 
 
 # ---------------------------------------------------------------- reading change in a text
+_GONE = (r"(?:dropped|removed|retired|deprecated|discontinued|decommissioned|abandoned|ditched|phased out|sunset"
+         r"|turned off|disabled|shut down|replaced)")
+_GONE_ZH = "停用|下线|废弃|弃用|淘汰|退役|作废|不再使用|取消了|关停"
+_TO_ZH = ("调整为|调整到|调整成|调到|调为|更新为|更新到|升级到|升级为|提高到|提升到|降到|降低到|降为|减少到|增加到"
+          "|缩短到|延长到|改在|挪到|移到")
 _B = r"(?:[^,;.!?。，；！？]|\.(?=\S))"  # inside one clause (a dot inside a name does not end it)
 _EN_SPANS = [re.compile(p, re.I) for p in (
     rf"(?P<new>{_B}+?)\s+(?:instead of|rather than|in place of)\s+(?P<old>{_B}+)",
@@ -70,23 +75,33 @@ _EN_SPANS = [re.compile(p, re.I) for p in (
     rf"(?P<old>{_B}+?)\s+(?:is|are|was|were)\s+no longer\b",
     rf"(?:not|n't)\s+(?P<old>{_B}+?)\s+any ?more\b",
     rf"\bnow\s+(?:uses?|using|runs?(?: on)?|wants?|prefers?|bundles? with|goes to)\s+(?P<new>{_B}+)",
+    rf"(?P<old>{_B}+?)\s+(?:is|are|was|were|has been|have been|got|gets|will be)\s+(?:now\s+)?{_GONE}\b",
+    rf"(?<!\bbe )\b(?:dropped|retired|deprecated|ditched|abandoned|phased out|decommissioned)\s+(?P<old>{_B}+)",
+    rf"\b(?:upgrad|mov|switch|migrat|bump|rais|lower|increas|decreas|shift|adjust|reschedul)\w*\s+(?:{_B}+?\s+)?"
+    rf"to\s+(?P<new>{_B}+)",
+    rf"\bchanged\s+(?:{_B}+?\s+)?to\s+(?P<new>{_B}+)",
 )]
 _ZH_SPANS = [re.compile(p) for p in (
+    rf"(?:{_TO_ZH})(?P<new>{_B}+)",
+    rf"(?P<old>{_B}+?)(?:已经|已|将|会|要|也)?(?:{_GONE_ZH})",
     rf"从(?P<old>{_B}+?)(?:改|换|切换|迁移|升级|调整)(?:成|为|到|用)(?P<new>{_B}+)",
     rf"(?:用|使用|采用)(?P<new>{_B}+?)(?:代替|替代|取代|替换)(?P<old>{_B}+)",
     rf"(?:改用|改为|改成|换成|换用|切换到|切换成|迁移到|改到)(?P<new>{_B}+)",
     rf"(?:不再|别再|不要再)(?:用|使用|采用|允许|需要)?(?P<old>{_B}+)",
     rf"而不是(?P<old>{_B}+)",
 )]
-_WEAK = re.compile(r"(?i)\b(?:from now on|going forward|from here on|henceforth|as of now|now)\b"
-                   r"|以后|今后|从现在起|从现在开始|此后|现在")
+_WEAK = re.compile(r"(?i)\b(?:from now on|going forward|from here on|henceforth|as of|now|starting|effective"
+                   r"|these days|nowadays|currently|any more|anymore|no more)\b"
+                   r"|以后|今后|从现在起|从现在开始|此后|现在|目前|即日起|从\S{1,10}?(?:起|开始)|起[,，]")
 # words of change themselves: never a value
 _MARKER_TERMS = frozenset(
     "instead rather place longer now anymore stop stopped switch switched move moved migrate migrated "
     "change changed replace replaced replacing going forward henceforth from on off away allow allowed "
-    "use uses used using run runs".split())
+    "use uses used using run runs dropped removed retired deprecated discontinued decommissioned abandoned "
+    "ditched phased sunset turned disabled shut replaced upgraded upgrade moved move bumped raised lowered "
+    "increased decreased shifted adjusted rescheduled starting effective currently nowadays".split())
 _MARKER_ZH = re.compile(r"不再|别再|不要再|改用|改为|改成|换成|换用|切换到|切换成|迁移到|改到|代替|替代|取代|替换|"
-                        r"而不是|以后|今后|从现在起|从现在开始|此后|现在|使用|采用")
+                        r"而不是|以后|今后|从现在起|从现在开始|此后|现在|目前|使用|采用|统一|" + _GONE_ZH + "|" + _TO_ZH)
 
 _CHANGE_CHARS = set("换改用为成到替代取切迁移")
 
@@ -137,19 +152,25 @@ def read_change(text: str) -> Change:
 
 
 # ---------------------------------------------------------------- the rule
-def update_reason(new_text: str, old_text: str, cosine: float = 1.0, cross_floor: float = 0.0) -> str | None:
+def update_reason(new_text: str, old_text: str, cosine: float = 1.0, cross_floor: float = 0.0,
+                  near: float = 1.0) -> str | None:
     """Why ``new_text`` supersedes ``old_text``, or None when it does not say so. The two must
-    share their subject: ``SUBJECT_SHARE`` of their terms (Chinese: of their characters), or
-    across languages a cosine of ``cross_floor``."""
+    share their subject: ``SUBJECT_SHARE`` of their terms outside code spans (Chinese: of
+    their characters), or across languages a cosine of ``cross_floor``, and be about the same
+    environment and repo. With only "now" and a changed value, a cosine of ``near`` (the dedup
+    floor) stands for a shared subject too: "move the vitamin D reminder to 21:00" shares few
+    words with "remind me to take vitamin D at 8:00"."""
     change = read_change(new_text)
-    if not change.any:
+    if not change.any or _qualifiers_differ(new_text, old_text):
         return None
     ev = Evidence(new_text, old_text)
+    share = _zh_share(new_text, old_text) if ev.zh else max(
+        _share(new_text, old_text), _share(_uncoded(new_text), _uncoded(old_text)))
+    near = near if not read_change(old_text).any else 1.0  # two changes of their own: only their words compare
     if ev.cross:
         if cosine < cross_floor:
             return None
-    elif (_zh_share(new_text, old_text) if ev.zh else _share(new_text, old_text)) < (
-            SUBJECT_SHARE_ZH if ev.zh else SUBJECT_SHARE):
+    elif share < (SUBJECT_SHARE_ZH if ev.zh else SUBJECT_SHARE) and cosine < near:
         return None
     old_terms = _terms(strip_keywords(old_text))
     replaced = set().union(*(_terms(s) for s in change.replaced)) if change.replaced else set()
@@ -168,9 +189,8 @@ def update_reason(new_text: str, old_text: str, cosine: float = 1.0, cross_floor
             return f"replaces {', '.join(sorted(named_old)[:3])} with {', '.join(sorted(fresh)[:3])}"
     if ev.cross:
         return None  # "from now on" and a differing value: across scripts the values do not compare
-    share = _zh_share(new_text, old_text) if ev.zh else _share(new_text, old_text)
     values = [c for c in ev.conflicts if _is_value_conflict(c)]
-    if (change.weak or change.replacing) and values and share >= UPDATE_SHARE:
+    if (change.weak or change.replacing) and values and (share >= UPDATE_SHARE or cosine >= near):
         return f"now: {values[0]}"
     return None
 
@@ -178,7 +198,9 @@ def update_reason(new_text: str, old_text: str, cosine: float = 1.0, cross_floor
 _NEWS = re.compile(r"(?i)\b(?:from now on|going forward|from here on|henceforth|as of now|no longer|any ?more"
                    r"|(?:switched|moved|migrated|changed)\s+(?:\w+\s+){0,3}?(?:from|off|to)\b"
                    r"|(?:switch|move|migrate|change)s?\s+(?:\w+\s+){0,3}?(?:from|off)\b)"
-                   r"|不再|不要再|别再|从现在起|从现在开始|以后|今后|换成|换到|改用|改为|改成|迁移到|切换到")
+                   r"|\b(?:is|are|was|were|has been|have been|got)\s+(?:now\s+)?" + _GONE + r"|\bas of\b"
+                   r"|不再|不要再|别再|从现在起|从现在开始|以后|今后|换成|换到|改用|改为|改成|迁移到|切换到|"
+                   + _GONE_ZH + "|" + _TO_ZH)
 
 
 def says_change(text: str) -> bool:
@@ -212,19 +234,173 @@ def _share(a: str, b: str) -> float:
 
 def contradiction_reason(new_text: str, old_text: str) -> str | None:
     """Same subject, one value different, and no word of change: why they contradict."""
+    found = slot_change(new_text, old_text)
+    return found[1] if found and found[0] == "contradicts" else None
+
+
+_CHOSEN = frozenset({"rule", "preference", "decision"})  # kinds a person sets, and may set again
+
+
+def slot_change(new_text: str, old_text: str) -> tuple[Relation, str] | None:
+    """The same subject with another value in one slot, and no word of change in the new
+    text: a rule, preference or decision a person restates with another value is their newer
+    choice (supersedes: the old row stays in history, restorable); a pitfall or fact with
+    another value, or any text that turns the other's polarity (always / never, do / don't),
+    contradicts it (both kept: one of them is wrong, and a person decides). Texts of another
+    environment or repo, or that differ in two places ("groceries 3000" / "dining out 1000"),
+    are two memories."""
     ev = Evidence(new_text, old_text)
-    if ev.cross:
+    if ev.cross or _qualifiers_differ(new_text, old_text):
         return None
     values = [c for c in ev.conflicts if _is_value_conflict(c)]
+    own = value_difference(new_text, old_text)
+    if own and own.startswith(("code", "numbers")):
+        values.append(own)
     if not values:
         return None
-    if len(swapped_slots(new_text, old_text)) >= 2 and not any(
-            c.startswith(("negation", "polar", "numbers")) for c in values):
-        return None  # two things differ, not one value of one thing
-    share = _zh_share(new_text, old_text) if ev.zh else _share(new_text, old_text)
+    share = _zh_share(new_text, old_text) if ev.zh else _share(_uncoded(new_text), _uncoded(old_text))
     if share < (CONTRADICTION_SHARE_ZH if ev.zh else CONTRADICTION_SHARE):
         return None
-    return values[0]
+    polar = [c for c in values if c.startswith(("negation", "polar"))]
+    swapped = [c for c in values if c.startswith("numbers swapped")]
+    if polar or swapped:
+        return "contradicts", (polar or swapped)[0]
+    if len(changed_places(new_text, old_text)) >= 2:
+        return None  # two things differ, not one value of one thing
+    kind = ev.a.kind if ev.a.kind == ev.b.kind else None
+    if kind in _CHOSEN:
+        return "supersedes", f"a newer {kind} for the same slot: {values[0]}"
+    return "contradicts", values[0]
+
+
+_CODE = re.compile(r"`([^`\n]+)`")
+_NUM = re.compile(r"(?<![\w.])\d+(?:[.:]\d+)?(?![\w.]*[A-Za-z])")
+_QUALIFIER = re.compile(
+    r"(?i)\b(staging|production|prod|preprod|pre-prod|qa|uat|sandbox)\b|(生产|线上|预发|测试环境|开发环境)"
+    r"|\b([A-Za-z0-9][A-Za-z0-9_.-]*)\s+(?:repo|repository|service|cluster|project)\b"
+    r"|([A-Za-z0-9][A-Za-z0-9_.-]*)\s*(?:仓库|项目|服务|集群)")
+_NOT_QUALIFIER = frozenset("whole entire all every each this that our my your their same any new main one other".split())
+_QUALIFIER_SAME = {"prod": "production", "生产": "production", "线上": "production", "preprod": "staging",
+                   "pre-prod": "staging", "预发": "staging"}
+
+
+def _qualifiers(text: str) -> set[str]:
+    """The environments and repos a text is about: another one is another subject."""
+    out = set()
+    for m in _QUALIFIER.finditer(strip_keywords(text).replace("`", "")):
+        word = next(g for g in m.groups() if g).casefold()
+        if word not in _STOP and word not in _FUNCTION_WORDS and word not in _NOT_QUALIFIER:
+            out.add(_QUALIFIER_SAME.get(word, word))
+    return out
+
+
+def _qualifiers_differ(a: str, b: str) -> bool:
+    qa, qb = _qualifiers(a), _qualifiers(b)
+    return bool(qa and qb and qa != qb)
+
+
+def _uncoded(text: str) -> str:
+    return _CODE.sub(" ", strip_keywords(text))
+
+
+def _flat(text: str) -> str:
+    return " ".join(strip_keywords(text).replace("`", " ").casefold().split())
+
+
+_NEGATED = re.compile(r"(?i)\b(?:never|not|no|none|nothing|cannot|without|zero|unset|\w+n't)\b|不|没|别|勿|禁止|无法|未")
+_NOT_NEGATED = re.compile(r"(?i)\binstead of\b|\brather than\b|\bin place of\b|,\s*not\b|\bno longer\b|\bnot only\b"
+                          r"|\bno (?:later|earlier|more|less|fewer) than\b|\bnothing (?:but|more|else|older|newer)\b"
+                          r"|而不是|而非|不同|不过|不断|不仅|不少|不久|不错|不再|[,，]\s*不(?:用|要|是)")
+
+
+def _negations(text: str) -> int:
+    return len(_NEGATED.findall(_NOT_NEGATED.sub(" ", strip_keywords(text))))
+
+
+def value_difference(new_text: str, old_text: str) -> str | None:
+    """Why two texts dedup reads as one memory still state different values, or None when
+    every value-bearing token agrees: each code span is in the other text too, numbers come
+    in the same order, they are about the same environments and repos, and two texts of one
+    template do not fill two of its slots differently. A merge loses a memory; a missed one
+    costs a row the converge pass or a person can merge, so "same" asks all of it."""
+    flat_new, flat_old = _flat(new_text), _flat(old_text)
+    for span, other in [(x, flat_old) for x in _CODE.findall(new_text)] + [(x, flat_new) for x in _CODE.findall(old_text)]:
+        if " ".join(span.casefold().split()) not in other:
+            return f"code `{span}` on one side only"
+    ev = Evidence(new_text, old_text)
+    if not ev.cross and not read_change(new_text).any and not read_change(old_text).any:
+        na, nb = _NUM.findall(_uncoded(new_text)), _NUM.findall(_uncoded(old_text))
+        if len(set(na)) >= 2 and set(na) == set(nb) and list(dict.fromkeys(na)) != list(dict.fromkeys(nb)):
+            return f"numbers swapped: {', '.join(dict.fromkeys(nb))} / {', '.join(dict.fromkeys(na))}"
+    if not ev.cross and _negations(new_text) != _negations(old_text):
+        return "negated a different number of times"
+    moved = _moved_words(new_text, old_text)
+    if moved:
+        return f"the same words in other places: {moved}"
+    qa, qb = _qualifiers(new_text), _qualifiers(old_text)
+    if qa and qb and qa != qb:
+        return f"about {', '.join(sorted(qb)) or '-'} / {', '.join(sorted(qa)) or '-'}"
+    slots = swapped_slots(new_text, old_text) if not ev.zh else _zh_words_swapped(new_text, old_text)
+    if len(slots) >= 2:
+        return "one template, " + ", ".join(f"{x} / {y}" for x, y in slots[:3])
+    return None
+
+
+def _zh_words_swapped(new_text: str, old_text: str) -> list[tuple[str, str]]:
+    """Two Chinese texts of one template that put other words of two characters or more in
+    two or more of its places, nothing inserted or left out ("国庆…春熙路…酒店" / "春节…宽窄巷子
+    …民宿"): other trips, not a paraphrase, which rewords with inserts and one-character swaps."""
+    from difflib import SequenceMatcher
+
+    a, b = (re.sub(r"^\s*\S{1,12}?\s*[:：]\s*", "", strip_keywords(t)) for t in (old_text, new_text))
+    ops = [op for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    pairs = [(a[i1:i2], b[j1:j2]) for op, i1, i2, j1, j2 in ops if op == "replace"]
+    if len(pairs) != len(ops) or any(min(len(x), len(y)) < 2 or set(x) & set(y) for x, y in pairs):
+        return []
+    return pairs
+
+
+def _moved_words(new_text: str, old_text: str) -> str | None:
+    """Words that trade places and nothing else ("from [home] on Mondays and from [the office]
+    on Fridays" / the reverse): the same words saying the opposite."""
+    from collections import Counter
+    from difflib import SequenceMatcher
+
+    ta = [t.casefold() for t in _TOKEN.findall(strip_keywords(old_text))]
+    tb = [t.casefold() for t in _TOKEN.findall(strip_keywords(new_text))]
+    ops = [op for op in SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if len(ops) < 2 or any(op[0] != "replace" for op in ops):
+        return None
+    old = Counter(w for op in ops for w in ta[op[1]:op[2]])
+    new = Counter(w for op in ops for w in tb[op[3]:op[4]])
+    return " / ".join(" ".join(ta[op[1]:op[2]]) for op in ops) if old == new else None
+
+
+def changed_places(a: str, b: str) -> list[tuple[str, str, str]]:
+    """Where two texts differ, word by word (Chinese: character by character), code spans
+    counted as one word and places one word apart counted as one: (op, old part, new part)."""
+    from difflib import SequenceMatcher
+
+    def tokens(t: str) -> list[str]:
+        body = _CODE.sub(" ⟨code⟩ ", re.sub(r"^\s*\S{1,12}?\s*[:：]\s*", "", strip_keywords(t)))
+        return ["⟨code⟩" if w == "⟨code⟩" else w.casefold() for w in re.findall(r"⟨code⟩|" + _TOKEN.pattern, body)]
+
+    ta, tb = tokens(b), tokens(a)
+    ops = [op for op in SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes() if op[0] != "equal"]
+    merged: list[list] = []
+    for op in ops:
+        if merged and op[1] - merged[-1][2] <= 1 and op[3] - merged[-1][4] <= 1:
+            last = merged[-1]
+            merged[-1] = ["replace", last[1], op[2], last[3], op[4]]
+        else:
+            merged.append(list(op))
+    out = []
+    for op, i1, i2, j1, j2 in merged:
+        old, new = " ".join(ta[i1:i2]), " ".join(tb[j1:j2])
+        if {w for w in ta[i1:i2] + tb[j1:j2]} <= _FUNCTION_WORDS | set(_STOP):
+            continue
+        out.append((op, old, new))
+    return out
 
 
 def _is_value_conflict(reason: str) -> bool:
@@ -288,7 +464,7 @@ def relate(text: str, neighbours: list[Neighbour], thresholds: "DedupThresholds"
             return Decision(answer[0], n.id, answer[1], n.cosine, by="llm")
     cross_floor = thresholds.cosine_cross if thresholds.cosine_cross is not None else thresholds.cosine
     for n in band:
-        updates = update_reason(text, n.text, n.cosine, cross_floor) if current(n.id) else None
+        updates = update_reason(text, n.text, n.cosine, cross_floor, thresholds.cosine) if current(n.id) else None
         if updates:
             return Decision("supersedes", n.id, updates, n.cosine)
     if verdict.duplicate:
@@ -297,15 +473,14 @@ def relate(text: str, neighbours: list[Neighbour], thresholds: "DedupThresholds"
             # it reads as the same fact but says it is new: keeping it as the current version
             # loses nothing, dropping it could lose an update the rule could not read
             return Decision("supersedes", verdict.id, f"restates it as a change ({verdict.reason})", verdict.cosine)
-        slots = swapped_slots(text, next(n.text for n in neighbours if n.id == verdict.id))
-        if len(slots) < 2:
+        differs = value_difference(text, next(n.text for n in neighbours if n.id == verdict.id))
+        if differs is None:
             return Decision("same", verdict.id, verdict.reason, verdict.cosine)
-        verdict = Verdict("distinct", verdict.id, "one template, " + ", ".join(f"{x} / {y}" for x, y in slots),
-                          verdict.cosine)
+        verdict = Verdict("distinct", verdict.id, differs, verdict.cosine)
     for n in band:
-        contradicts = contradiction_reason(text, n.text) if current(n.id) else None
-        if contradicts:
-            return Decision("contradicts", n.id, contradicts, n.cosine)
+        found = slot_change(text, n.text) if current(n.id) else None
+        if found:
+            return Decision(found[0], n.id, found[1], n.cosine)
     return _distinct(verdict)
 
 
