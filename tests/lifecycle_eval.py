@@ -9,6 +9,7 @@ model, as the store would take it with ``old`` the nearest stored row.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,6 +76,24 @@ class Report:
 
 
 Judged = Callable[[Pair], dict[str, tuple[Relation, str]] | None]
+
+
+def capable_model(pairs: list[Pair], sent):
+    """A fake model's answer, as a capable model would give it: the labelled relation of the
+    pair it was shown (read back from the prompt). This measures the plumbing (the call, its
+    bounds, the validation, the store acting on the answer), not a model. A prompt that names
+    no labelled pair is answered "distinct" and counted in ``answer.unmatched``."""
+    by_texts = {(p.old.strip(), p.new.strip()): EXPECTED[p.label] for p in pairs}
+
+    def answer(rec):
+        _, user = sent(rec)
+        m = re.search(r"OLD \(stored [^)]*\):\n(.*)\n\nNEW \(stated [^)]*\):\n(.*)\Z", user, re.S)
+        relation = by_texts.get((m.group(1).strip(), m.group(2).strip())) if m else None
+        if relation is None:
+            answer.unmatched += 1  # type: ignore[attr-defined]
+        return ("json", {"relation": relation or "distinct", "reason": "read both"})
+    answer.unmatched = 0  # type: ignore[attr-defined]
+    return answer
 
 
 def evaluate(pairs: list[Pair], cos: list[float], judged: Judged | None = None) -> Report:

@@ -217,3 +217,50 @@ def test_mcp_remember_replaces_and_recall_leaves_history_out(tmp_path):
     assert [f["id"] for f in facts["facts"]] == [uv["id"]]
     log = Path(tmp_path, "state", "access", "memories.jsonl").read_text().splitlines()
     assert json.loads(log[0])["ids"] == [uv["id"]]
+
+
+def _second(tmp_path, embedder, old: str, new: str, category: str = "preference"):
+    store = MemoryStore.open(settings_for(tmp_path), embedder=embedder)
+    first = store.add([MemoryDraft(text=old, category=category)])[0]
+    return first, store.add([MemoryDraft(text=new, category=category)])[0]
+
+
+@pytest.mark.parametrize("old,new", [
+    ("Rule: lint the web repo with `eslint .` before pushing.",
+     "Rule: lint the web repo with `biome check` before pushing; eslint was retired."),
+    ("规则：每周备份保留 4 份。", "规则：每周备份保留份数调整为 8 份。"),
+    ("Preference: the daily digest email arrives at 7:00.",
+     "Preference: as of this week, the daily digest email arrives at 9:30."),
+])
+def test_an_update_in_words_the_old_rule_did_not_know_is_kept_as_the_new_version(tmp_path, embedder, old, new):
+    first, second = _second(tmp_path, embedder, old, new)
+    assert second.status == "added" and second.relation == "supersedes" and second.related == first.id
+
+
+def test_a_new_value_in_the_same_slot_supersedes_a_choice_and_contradicts_an_observation(tmp_path, embedder):
+    first, second = _second(tmp_path / "a", embedder, "Preference: the team standup is at 9:30 every weekday.",
+                            "Preference: the team standup is at 10:15 every weekday.")
+    assert second.status == "added" and second.relation == "supersedes" and second.related == first.id
+    first, second = _second(tmp_path / "b", embedder,
+                            "Pitfall: the worker container starts with 512 MB of memory and gets OOM-killed.",
+                            "Pitfall: the worker container starts with 256 MB of memory and gets OOM-killed.", "fact")
+    assert second.status == "added" and second.relation == "contradicts" and second.related == first.id
+
+
+@pytest.mark.parametrize("old,new", [
+    ("Rule: nightly backups of the staging database run at 02:00 UTC.",
+     "Rule: nightly backups of the production database run at 02:00 UTC."),
+    ("Fact: the cache server listens on 7001 and the admin panel on 7002.",
+     "Fact: the cache server listens on 7002 and the admin panel on 7001."),
+    ("决定：五一去杭州，住西湖边的客栈。", "决定：元旦去杭州，住灵隐寺附近的酒店。"),
+])
+def test_near_identical_texts_that_state_other_values_are_never_merged(tmp_path, embedder, old, new):
+    _, second = _second(tmp_path, embedder, old, new)
+    assert second.status == "added"
+
+
+def test_a_paraphrase_whose_commands_and_numbers_agree_still_merges(tmp_path, embedder):
+    first, second = _second(tmp_path, embedder,
+                            "Rule: in the docs repo, run `mkdocs build --strict` before every push.",
+                            "Rule: always run `mkdocs build --strict` in the docs repo before pushing.", "decision")
+    assert second.status == "duplicate" and second.id == first.id

@@ -11,14 +11,13 @@ away as a duplicate of the rule it replaces), and "same" precise to 0.98 or bett
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 
 from distill.config import load_settings
 from distill.store import MemoryDraft, MemoryStore
 from distill.store.relate import BAND_BELOW, ModelJudge
-from lifecycle_eval import EXPECTED, OLD_ID, Pair, cosines, evaluate, load
+from lifecycle_eval import OLD_ID, Pair, capable_model, cosines, evaluate, load
 from store_helpers import settings_for
 from tests.fakes import FakeGemini, FakeOpenAI
 from tests.fakes.gemini_server import sent_text as gemini_sent
@@ -32,18 +31,6 @@ def labelled(request) -> tuple[list[Pair], list[float]]:
     pairs = load()
     cache = request.config.cache.mkdir("lifecycle-pairs") / "vectors.npz"
     return pairs, cosines(pairs, LocalEmbedder(), cache)
-
-
-def capable_model(pairs: list[Pair], sent):
-    """A fake model's answer: the labelled relation of the pair it was shown."""
-    by_texts = {(p.old.strip(), p.new.strip()): EXPECTED[p.label] for p in pairs}
-
-    def answer(rec):
-        _, user = sent(rec)
-        m = re.search(r"OLD \(stored [^)]*\):\n(.*)\n\nNEW \(stated [^)]*\):\n(.*)\Z", user, re.S)
-        relation = by_texts.get((m.group(1).strip(), m.group(2).strip())) if m else None
-        return ("json", {"relation": relation or "distinct", "reason": "read both"})
-    return answer
 
 
 def check(name: str, report) -> None:

@@ -273,6 +273,30 @@ def slot_change(new_text: str, old_text: str) -> tuple[Relation, str] | None:
     return "contradicts", values[0]
 
 
+_CLAUSE = re.compile(r"[;；。!?！？\n]|,\s+(?:but|and|so)\b|[.](?=\s)")
+
+
+def denial_reason(new_text: str, old_text: str) -> str | None:
+    """The new text denies what the stored one asserts, and says nothing of a change: one
+    clause of it negates something only the stored text names ("… fails because the worker
+    runs out of memory; S3 region is not the issue" against "… fails because the S3 bucket is
+    in another region"). Both are kept, as a contradiction."""
+    ev = Evidence(new_text, old_text)
+    if ev.cross or says_change(new_text) or read_change(new_text).any:
+        return None
+    old_terms = _terms(strip_keywords(old_text))
+    old_denied = set().union(set(), *(_terms(c) for c in _CLAUSE.split(strip_keywords(old_text)) if _negations(c)))
+    clauses = [c for c in _CLAUSE.split(strip_keywords(new_text)) if c.strip()]
+    for i, clause in enumerate(clauses):
+        if not _negations(clause):
+            continue
+        rest = set().union(set(), *(_terms(c) for j, c in enumerate(clauses) if j != i))
+        denied = (_terms(clause) & old_terms) - rest - old_denied - _STOP
+        if denied and rest & old_terms:
+            return f"denies {', '.join(sorted(denied)[:3])}"
+    return None
+
+
 _CODE = re.compile(r"`([^`\n]+)`")
 _NUM = re.compile(r"(?<![\w.])\d+(?:[.:]\d+)?(?![\w.]*[A-Za-z])")
 _QUALIFIER = re.compile(
@@ -481,6 +505,10 @@ def relate(text: str, neighbours: list[Neighbour], thresholds: "DedupThresholds"
         found = slot_change(text, n.text) if current(n.id) else None
         if found:
             return Decision(found[0], n.id, found[1], n.cosine)
+    for n in band:
+        denies = denial_reason(text, n.text) if current(n.id) and n.cosine >= thresholds.cosine else None
+        if denies:
+            return Decision("contradicts", n.id, denies, n.cosine)
     return _distinct(verdict)
 
 
