@@ -62,7 +62,7 @@ _GONE = (r"(?:dropped|removed|retired|deprecated|discontinued|decommissioned|aba
          r"|turned off|disabled|shut down|replaced)")
 _GONE_ZH = "停用|下线|废弃|弃用|淘汰|退役|作废|不再使用|取消了|关停"
 _TO_ZH = ("调整为|调整到|调整成|调到|调为|更新为|更新到|升级到|升级为|提高到|提升到|降到|降低到|降为|减少到|增加到"
-          "|缩短到|延长到|改在|挪到|移到")
+          "|缩短到|延长到|改在|挪到|移到|换了|改了")
 _B = r"(?:[^,;.!?。，；！？]|\.(?=\S))"  # inside one clause (a dot inside a name does not end it)
 _EN_SPANS = [re.compile(p, re.I) for p in (
     rf"(?P<new>{_B}+?)\s+(?:instead of|rather than|in place of)\s+(?P<old>{_B}+)",
@@ -259,13 +259,15 @@ def slot_change(new_text: str, old_text: str) -> tuple[Relation, str] | None:
     if not values:
         return None
     share = _zh_share(new_text, old_text) if ev.zh else _share(_uncoded(new_text), _uncoded(old_text))
-    if share < (CONTRADICTION_SHARE_ZH if ev.zh else CONTRADICTION_SHARE):
-        return None
+    places = changed_places(new_text, old_text)
+    one_word = len(places) == 1 and max(len(_TOKENS.findall(x)) for x in places[0][1:]) <= 3
+    if share < (CONTRADICTION_SHARE_ZH if ev.zh else CONTRADICTION_SHARE) and not one_word:
+        return None  # a word or three changed and the rest word for word: the same subject, however short
     polar = [c for c in values if c.startswith(("negation", "polar"))]
     swapped = [c for c in values if c.startswith("numbers swapped")]
     if polar or swapped:
         return "contradicts", (polar or swapped)[0]
-    if len(changed_places(new_text, old_text)) >= 2:
+    if len(places) >= 2:
         return None  # two things differ, not one value of one thing
     kind = ev.a.kind if ev.a.kind == ev.b.kind else None
     if kind in _CHOSEN:
@@ -300,18 +302,19 @@ def denial_reason(new_text: str, old_text: str) -> str | None:
 _CODE = re.compile(r"`([^`\n]+)`")
 _NUM = re.compile(r"(?<![\w.])\d+(?:[.:]\d+)?(?![\w.]*[A-Za-z])")
 _QUALIFIER = re.compile(
-    r"(?i)\b(staging|production|prod|preprod|pre-prod|qa|uat|sandbox)\b|(生产|线上|预发|测试环境|开发环境)"
+    r"(?i)\b(staging|production|prod|preprod|pre-prod|qa|uat|sandbox|dev|development|ci|local)\b"
+    r"|(生产|线上|预发|测试环境|开发环境|本地)"
     r"|\b([A-Za-z0-9][A-Za-z0-9_.-]*)\s+(?:repo|repository|service|cluster|project)\b"
     r"|([A-Za-z0-9][A-Za-z0-9_.-]*)\s*(?:仓库|项目|服务|集群)")
 _NOT_QUALIFIER = frozenset("whole entire all every each this that our my your their same any new main one other".split())
 _QUALIFIER_SAME = {"prod": "production", "生产": "production", "线上": "production", "preprod": "staging",
-                   "pre-prod": "staging", "预发": "staging"}
+                   "pre-prod": "staging", "预发": "staging", "development": "dev", "开发环境": "dev", "本地": "local"}
 
 
 def _qualifiers(text: str) -> set[str]:
     """The environments and repos a text is about: another one is another subject."""
     out = set()
-    for m in _QUALIFIER.finditer(strip_keywords(text).replace("`", "")):
+    for m in _QUALIFIER.finditer(_uncoded(text)):
         word = next(g for g in m.groups() if g).casefold()
         if word not in _STOP and word not in _FUNCTION_WORDS and word not in _NOT_QUALIFIER:
             out.add(_QUALIFIER_SAME.get(word, word))
@@ -371,15 +374,16 @@ def value_difference(new_text: str, old_text: str) -> str | None:
 
 
 def _zh_words_swapped(new_text: str, old_text: str) -> list[tuple[str, str]]:
-    """Two Chinese texts of one template that put other words of two characters or more in
-    two or more of its places, nothing inserted or left out ("国庆…春熙路…酒店" / "春节…宽窄巷子
-    …民宿"): other trips, not a paraphrase, which rewords with inserts and one-character swaps."""
+    """Two Chinese texts of one template that put other words in two or more of its places,
+    nothing inserted or left out ("早餐…咖啡" / "晚餐…茶"): another memory. A paraphrase mostly
+    rewords with inserts too; one of one template ("每个 API 都要有" / "所有 API 都要写") is the
+    price: it is kept as a near-duplicate the converge pass or a person can merge."""
     from difflib import SequenceMatcher
 
     a, b = (re.sub(r"^\s*\S{1,12}?\s*[:：]\s*", "", strip_keywords(t)) for t in (old_text, new_text))
     ops = [op for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
     pairs = [(a[i1:i2], b[j1:j2]) for op, i1, i2, j1, j2 in ops if op == "replace"]
-    if len(pairs) != len(ops) or any(min(len(x), len(y)) < 2 or set(x) & set(y) for x, y in pairs):
+    if len(pairs) != len(ops) or any(set(x) & set(y) for x, y in pairs):
         return []
     return pairs
 
@@ -400,14 +404,17 @@ def _moved_words(new_text: str, old_text: str) -> str | None:
     return " / ".join(" ".join(ta[op[1]:op[2]]) for op in ops) if old == new else None
 
 
+_TOKENS = re.compile(r"`[^`\n]+`|[A-Za-z0-9][A-Za-z0-9_.+#/\-]*|[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
 def changed_places(a: str, b: str) -> list[tuple[str, str, str]]:
     """Where two texts differ, word by word (Chinese: character by character), code spans
-    counted as one word and places one word apart counted as one: (op, old part, new part)."""
+    each counted as one word and places one word apart counted as one: (op, old part, new part)."""
     from difflib import SequenceMatcher
 
     def tokens(t: str) -> list[str]:
-        body = _CODE.sub(" ⟨code⟩ ", re.sub(r"^\s*\S{1,12}?\s*[:：]\s*", "", strip_keywords(t)))
-        return ["⟨code⟩" if w == "⟨code⟩" else w.casefold() for w in re.findall(r"⟨code⟩|" + _TOKEN.pattern, body)]
+        body = re.sub(r"^\s*\S{1,12}?\s*[:：]\s*", "", strip_keywords(t))
+        return [w.casefold() for w in _TOKENS.findall(body)]
 
     ta, tb = tokens(b), tokens(a)
     ops = [op for op in SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes() if op[0] != "equal"]
