@@ -344,6 +344,16 @@ def _negations(text: str) -> int:
     return len(_NEGATED.findall(_NOT_NEGATED.sub(" ", strip_keywords(text))))
 
 
+_COUNT_WORDS = {w: str(n) for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split()) if n >= 2}  # "one" is "a"
+_COUNT = re.compile(r"(?i)\b(?:" + "|".join(_COUNT_WORDS) + r")\b")
+
+
+def _counts(text: str) -> set[str]:
+    """The numbers an English text spells out (two to twelve), as digits."""
+    return {_COUNT_WORDS[m.casefold()] for m in _COUNT.findall(_uncoded(text))}
+
+
 def value_difference(new_text: str, old_text: str) -> str | None:
     """Why two texts dedup reads as one memory still state different values, or None when
     every value-bearing token agrees: each code span is in the other text too, numbers come
@@ -367,7 +377,11 @@ def value_difference(new_text: str, old_text: str) -> str | None:
     qa, qb = _qualifiers(new_text), _qualifiers(old_text)
     if qa and qb and qa != qb:
         return f"about {', '.join(sorted(qb)) or '-'} / {', '.join(sorted(qa)) or '-'}"
-    slots = swapped_slots(new_text, old_text) if not ev.zh else _zh_words_swapped(new_text, old_text)
+    if not (ev.cross or ev.zh):
+        wa, wb = _counts(new_text), _counts(old_text)
+        if wa - wb - ev.b.numbers - ev.b.spelled or wb - wa - ev.a.numbers - ev.a.spelled:
+            return "numbers spelled out differ"  # "one approval" / "two approvals"
+    slots = _zh_words_swapped(new_text, old_text) if ev.zh else swapped_slots(new_text, old_text)
     if len(slots) >= 2:
         return "one template, " + ", ".join(f"{x} / {y}" for x, y in slots[:3])
     return None
