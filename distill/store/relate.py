@@ -4,18 +4,25 @@ another value), **contradicts** (the same subject, a different value, and nothin
 which is newer: both kept, related, flagged), or **distinct**.
 
 The rule path reads what the new text says about change. An update names what it replaces
-("X instead of Y", "switched from Y to X", "replace Y with X", "Y is no longer …", "stop
-using Y", "不再用 Y", "改用 X", "用 X 代替 Y", "从 Y 改为 X") or says it is new ("from now on",
-"going forward", "以后", "从现在起"); a pitfall's "Fix: … instead of …" is not read as change.
-It supersedes a stored row when the two share their subject (``SUBJECT_SHARE``), the replaced
-part names something that row says, and the new part names something that row does not:
-"use uv instead of pip" replaces "install with pip", but only restates "uv, not pip". With
-only a "from now on", the two must differ in a value the lexical guard reads (an entity,
-number or polar word). A text dedup calls the same as a row is still kept as its new version
-when it says something changed and the row does not (no update is dropped as a duplicate),
-and two texts of one template that differ in two words are two memories. Without any
-wording of change, two texts that share nearly everything but one value contradict each
-other: both are kept, and the run says so.
+("X instead of Y", "switched from Y to X", "replace Y with X", "Y is no longer …", "Y was
+dropped / retired", "stop using Y", "不再用 Y", "改用 X", "Y 停用", "从 Y 改为 X", "调整为 X",
+"move … to X") or says it is new ("from now on", "as of", "now", "以后", "现在", "从…起"); a
+pitfall's "Fix: … instead of …" is not read as change. It supersedes a stored row when the
+two share their subject (``SUBJECT_SHARE``, or a cosine at the dedup floor), are about the
+same environment and repo, the replaced part names something that row says and the new part
+something it does not: "use uv instead of pip" replaces "install with pip", but only
+restates "uv, not pip".
+
+"Same" is precision-first, because a wrong merge loses a memory and a missed one costs a row
+the converge pass or a person can merge: dedup must call them the same *and* every
+value-bearing token agree (``value_difference``: code spans, numbers and their order,
+numbers spelled out, environments and repos, how often each negates, words that trade
+places, a template filled with other words). Without any word of change, the same subject
+with another value in one place (``slot_change``) supersedes a rule, preference or decision
+(a person's newer choice; the old one stays as history) and contradicts a pitfall or fact,
+or any text whose polarity it turns (always / never): both kept, and the run says so. A
+clause that denies what the stored row names ("S3 region is not the issue") contradicts it.
+Two places changed, or another environment or repo, is another memory.
 
 With an LLM configured (``settings.llm`` not ``rules``), the nearest stored row in the band
 (``BAND_BELOW`` under the dedup floor and up, not an exact copy) is put to the model instead:
@@ -230,12 +237,6 @@ def _values(text: str) -> set[str]:
 def _share(a: str, b: str) -> float:
     ta, tb = _terms(strip_keywords(a)), _terms(strip_keywords(b))
     return len(ta & tb) / max(1, len(ta | tb))
-
-
-def contradiction_reason(new_text: str, old_text: str) -> str | None:
-    """Same subject, one value different, and no word of change: why they contradict."""
-    found = slot_change(new_text, old_text)
-    return found[1] if found and found[0] == "contradicts" else None
 
 
 _CHOSEN = frozenset({"rule", "preference", "decision"})  # kinds a person sets, and may set again
