@@ -124,3 +124,22 @@ def test_a_fix_that_says_instead_of_is_no_update_of_an_unrelated_row():
     assert relate(new, [Candidate(OLD_ID, old, 0.86)], th).relation == "distinct"
     update = "Rule: from now on, when creating docker compose files, pick ports with a script instead of checking by hand."
     assert relate(update, [Candidate(OLD_ID, old, 0.9)], th).relation == "supersedes"
+
+
+@pytest.mark.parametrize("name", ["blind_lifecycle.jsonl", "blind2_lifecycle.jsonl"])
+def test_no_update_in_the_blind_sets_is_thrown_away_as_a_duplicate(name, request):
+    """The sets written by labellers who never saw the code (tests/bench/blind_lifecycle.py
+    prints every figure): by the rule alone, no update is ever decided "same"."""
+    from pathlib import Path
+
+    from distill.store.embedders import LocalEmbedder
+
+    lines = (Path(__file__).parent / "data" / name).read_text(encoding="utf-8").splitlines()
+    entries = [json.loads(x) for x in lines if x.strip()]
+    pairs = [Pair(old=e["old"], new=e["new"], label=e["label"], lang=e["lang"], kind=e["kind_of_memory"], round=0)
+             for e in entries]
+    cache = request.config.cache.mkdir("lifecycle-pairs") / f"{name}.npz"
+    report = evaluate(pairs, cosines(pairs, LocalEmbedder(), cache))
+    print(f"\n{name}: " + json.dumps(report.summary()))
+    assert sum(p.label == "update" for p in pairs) >= 12
+    assert report.updates_dropped == 0
