@@ -274,9 +274,9 @@ FIELDS = Settings.__struct_fields__
 # words the configuration takes for booleans (``DISTILL_WORKER_POLL=yes``), beside msgspec's true/false/1/0
 _BOOL_WORDS = {"true": True, "1": True, "on": True, "yes": True, "y": True, "t": True,
                "false": False, "0": False, "off": False, "no": False, "n": False, "f": False}
-_BOOLS = frozenset(f.name for f in msgspec.structs.fields(Settings) if f.type is bool)
-_JSON_FIELDS = frozenset(f.name for f in msgspec.structs.fields(Settings)
-                         if getattr(f.type, "__origin__", None) in (list, dict))
+_TYPES = {f.name: f.type for f in msgspec.structs.fields(Settings)}  # resolving the annotations: once
+_BOOLS = frozenset(name for name, type_ in _TYPES.items() if type_ is bool)
+_JSON_FIELDS = frozenset(name for name, type_ in _TYPES.items() if getattr(type_, "__origin__", None) in (list, dict))
 
 
 def _path_hook(type_: type, value: Any) -> Any:

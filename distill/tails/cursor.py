@@ -29,8 +29,6 @@ from hashlib import blake2b
 from pathlib import Path
 from typing import Any, TypedDict
 
-import orjson
-
 from ..atomic import write_bytes
 from ..errors import DistillError, SchemaMismatch
 from .state import seen_dir
@@ -88,6 +86,8 @@ class Cursor:
     def load(cls, path: Path, *, restart: str = RESTART) -> "Cursor":
         """``restart``: how to start this cursor over, which a damaged cursor's message tells
         after "move it away and" (a command and what it does)."""
+        import orjson  # here: a no-op run reads no cursor (distill.tails.ledger) and imports no orjson
+
         path = Path(path)
         try:
             raw = path.read_bytes()
@@ -136,6 +136,8 @@ class Cursor:
         return cls(path, files, data.get("createdAtMs"))
 
     def save(self) -> None:
+        import orjson
+
         data: dict[str, Any] = {
             "version": CURSOR_VERSION,
             "createdAtMs": self.created_ms,
