@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 import time
-from hashlib import blake2b
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -65,6 +64,8 @@ def now_ms() -> int:
 
 def head_hash(fd: int, length: int) -> str:
     """Hash of the first ``length`` bytes; a different value means the file was rewritten."""
+    from hashlib import blake2b  # here and in turn_digest: a no-op run hashes nothing
+
     return blake2b(os.pread(fd, length, 0), digest_size=12).hexdigest() if length else ""
 
 
@@ -257,6 +258,8 @@ def migrate_legacy(files: dict[str, Any]) -> dict[str, FileEntry]:
 
 
 def turn_digest(role: str, text: str) -> bytes:
+    from hashlib import blake2b
+
     return blake2b(f"{role}\0{text}".encode("utf-8", "surrogatepass"), digest_size=8).digest()
 
 

@@ -31,7 +31,9 @@ from __future__ import annotations
 import marshal
 import os
 import time
+import zlib
 from threading import get_ident
+from typing import TYPE_CHECKING
 from collections import Counter
 from collections.abc import Callable
 from operator import attrgetter
@@ -42,11 +44,12 @@ from ..config import Settings
 from ..errors import DistillError, SchemaMismatch
 from ..lock import FileLock
 from ..model import BATCH_VERSION, Batch, BatchProgress, BatchResult, LastRun, RunSummary, decode, encode_json
-from .cursor import Cursor, SeenTurns, blake2b, now_ms, turn_digest
+from .cursor import Cursor, SeenTurns, now_ms, turn_digest
 from .discover import SessionFile, discover, replaying
 from .state import chunks_file, noop_file
 
-from .reader import TailWalk
+if TYPE_CHECKING:
+    from .reader import TailWalk
 
 
 # --- the state lock ---------------------------------------------------------------------
@@ -198,6 +201,8 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
             result = BatchResult(action="noop", cursor_path=str(cpath),
                                  summary=RunSummary(action="noop", seconds=time.monotonic() - t0))
         else:
+            from .reader import TailWalk  # here: a run the no-op answers reads nothing
+
             cursor = load_cursor(settings, cpath)
             walk = TailWalk(settings, cursor, _new_batch_id(), read_limit)
             walk.released += _reconcile(settings, cursor, walk.counters)
@@ -235,13 +240,15 @@ def _discovered(settings: Settings) -> list[SessionFile] | None:
 
 
 def _listing(settings: Settings, found: list[SessionFile]) -> bytes:
-    """The settings' digest (their repr holds API keys) and each file's path, inode, size and
-    mtime (its owner and format follow from its path and the settings). The listing is kept
-    whole, not hashed: comparing ~1 MB with the last run's copy costs far less than hashing
-    it (a sixth of a no-op over 10,000 files was blake2b). The numbers go in as ``marshal``
-    bytes (version 2: no back-references), not as text: formatting 30,000 integers in
-    decimal cost as much again."""
-    config = blake2b(repr(settings).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    """Each file's path, inode, size and mtime (its owner and format follow from its path and
+    the settings), and the settings' CRC-32 (their repr holds API keys; a checksum will do:
+    with every file as the cursor left it, a walk reads nothing whatever the settings say, so
+    they are only a second guard). The listing is kept whole, not hashed: comparing ~1 MB with
+    the last run's copy costs far less than hashing it (hashlib's import and blake2b over the
+    listing were a tenth of a no-op over 10,000 files). The numbers go in as ``marshal`` bytes
+    (version 2: no back-references), not as text: formatting 30,000 integers in decimal
+    cost as much again."""
+    config = zlib.crc32(repr(settings).encode("utf-8", "surrogatepass")).to_bytes(4, "little")
     paths = "\0".join([sf[0] for sf in found]).encode("utf-8", "surrogateescape")
     numbers = attrgetter("st_ino", "st_size", "st_mtime_ns")
     return b"".join([_NOOP_VERSION, config, len(paths).to_bytes(8, "little"), paths,
