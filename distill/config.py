@@ -7,9 +7,10 @@ Defaults follow the OpenClaw layout, so an OpenClaw
 user configures nothing. Relative paths in ``config.toml`` are resolved against the folder
 holding that file, so a state directory (like ``state.example/``) can carry its own sample
 transcripts.
-"""
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here: msgspec resolves a string annotation by
+compiling it, for each of the ~70 settings, on every command (7 M instructions of a no-op run).
+"""
 
 import os
 import re
@@ -95,7 +96,7 @@ _RANGES: dict[str, tuple[float, bool, str]] = {
 }
 
 
-def _check_ranges(settings: Settings) -> None:
+def _check_ranges(settings: "Settings") -> None:
     for name, (low, inclusive, unit) in _RANGES.items():
         value = getattr(settings, name)
         if value is None:
@@ -274,9 +275,9 @@ FIELDS = Settings.__struct_fields__
 # words the configuration takes for booleans (``DISTILL_WORKER_POLL=yes``), beside msgspec's true/false/1/0
 _BOOL_WORDS = {"true": True, "1": True, "on": True, "yes": True, "y": True, "t": True,
                "false": False, "0": False, "off": False, "no": False, "n": False, "f": False}
-_BOOLS = frozenset(f.name for f in msgspec.structs.fields(Settings) if f.type is bool)
-_JSON_FIELDS = frozenset(f.name for f in msgspec.structs.fields(Settings)
-                         if getattr(f.type, "__origin__", None) in (list, dict))
+_TYPES = {f.name: f.type for f in msgspec.structs.fields(Settings)}  # resolving the annotations: once
+_BOOLS = frozenset(name for name, type_ in _TYPES.items() if type_ is bool)
+_JSON_FIELDS = frozenset(name for name, type_ in _TYPES.items() if getattr(type_, "__origin__", None) in (list, dict))
 
 
 def _path_hook(type_: type, value: Any) -> Any:

@@ -28,7 +28,6 @@ but the owner; :func:`vet` and :func:`flag_draft` apply both.
 from __future__ import annotations
 
 import functools
-import logging
 import os
 from collections import Counter
 from pathlib import Path
@@ -40,6 +39,8 @@ if TYPE_CHECKING:
 
 
 def _warn(message: str) -> None:
+    import logging  # here: every run prints a summary through this module, few ever warn
+
     logging.getLogger("distill").warning("%s", message)
 
 # the Control UI's own sender id (the owner at the gateway's web page, authenticated by its token)

@@ -25,11 +25,8 @@ from __future__ import annotations
 
 import os
 import time
-from hashlib import blake2b
 from pathlib import Path
 from typing import Any, TypedDict
-
-import orjson
 
 from ..atomic import write_bytes
 from ..errors import DistillError, SchemaMismatch
@@ -67,6 +64,8 @@ def now_ms() -> int:
 
 def head_hash(fd: int, length: int) -> str:
     """Hash of the first ``length`` bytes; a different value means the file was rewritten."""
+    from hashlib import blake2b  # here and in turn_digest: a no-op run hashes nothing
+
     return blake2b(os.pread(fd, length, 0), digest_size=12).hexdigest() if length else ""
 
 
@@ -88,6 +87,8 @@ class Cursor:
     def load(cls, path: Path, *, restart: str = RESTART) -> "Cursor":
         """``restart``: how to start this cursor over, which a damaged cursor's message tells
         after "move it away and" (a command and what it does)."""
+        import orjson  # here: a no-op run reads no cursor (distill.tails.ledger) and imports no orjson
+
         path = Path(path)
         try:
             raw = path.read_bytes()
@@ -136,6 +137,8 @@ class Cursor:
         return cls(path, files, data.get("createdAtMs"))
 
     def save(self) -> None:
+        import orjson
+
         data: dict[str, Any] = {
             "version": CURSOR_VERSION,
             "createdAtMs": self.created_ms,
@@ -255,6 +258,8 @@ def migrate_legacy(files: dict[str, Any]) -> dict[str, FileEntry]:
 
 
 def turn_digest(role: str, text: str) -> bytes:
+    from hashlib import blake2b
+
     return blake2b(f"{role}\0{text}".encode("utf-8", "surrogatepass"), digest_size=8).digest()
 
 

@@ -31,24 +31,25 @@ from __future__ import annotations
 import marshal
 import os
 import time
+import zlib
 from threading import get_ident
+from typing import TYPE_CHECKING
 from collections import Counter
 from collections.abc import Callable
 from operator import attrgetter
 from pathlib import Path
-
-import orjson
 
 from ..atomic import move, write_bytes
 from ..config import Settings
 from ..errors import DistillError, SchemaMismatch
 from ..lock import FileLock
 from ..model import BATCH_VERSION, Batch, BatchProgress, BatchResult, LastRun, RunSummary, decode, encode_json
-from .cursor import Cursor, SeenTurns, blake2b, now_ms, turn_digest
+from .cursor import Cursor, SeenTurns, now_ms, turn_digest
 from .discover import SessionFile, discover, replaying
 from .state import chunks_file, noop_file
 
-from .reader import TailWalk
+if TYPE_CHECKING:
+    from .reader import TailWalk
 
 
 # --- the state lock ---------------------------------------------------------------------
@@ -195,11 +196,13 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
     plain = only_files is None and file_filter is None and read_limit is None and cursor_path is None
     with state_lock(settings):
         found = _discovered(settings) if plain else None
-        files = _files_digest(settings, found) if found is not None else None
+        files = _listing(settings, found) if found is not None else None
         if files is not None and _noop_unchanged(settings, cpath, files):
             result = BatchResult(action="noop", cursor_path=str(cpath),
                                  summary=RunSummary(action="noop", seconds=time.monotonic() - t0))
         else:
+            from .reader import TailWalk  # here: a run the no-op answers reads nothing
+
             cursor = load_cursor(settings, cpath)
             walk = TailWalk(settings, cursor, _new_batch_id(), read_limit)
             walk.released += _reconcile(settings, cursor, walk.counters)
@@ -216,14 +219,15 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
 # --- the no-op that reads no cursor -----------------------------------------------------
 # A walk's outcome depends only on each file's stat (it opens no file whose size and mtime
 # match its cursor entry), the cursor, the batch folder and the settings. After a walk that
-# found nothing, with nothing pending and nothing to report, a digest of all four is kept in
-# ``<cursor stem>.noop``; while discovery, the cursor file's stat (every save is a new inode),
-# the batch folder's mtime and the settings give the same digest, the next run is the same
-# no-op without decoding the cursor (a third of a no-op run over 10,000 files). Anything
-# else (a new, grown, renamed, truncated or vanished file; a commit, abort, init or a crash
-# left in batches/) changes the digest and the full walk runs.
+# found nothing, with nothing pending and nothing to report, all four are kept in
+# ``<cursor stem>.noop`` (the listing itself, the settings as a digest); while discovery, the
+# cursor file's stat (every save is a new inode), the batch folder's mtime and the settings
+# give the same bytes, the next run is the same no-op without decoding the cursor (a third
+# of a no-op run over 10,000 files). Anything else (a new, grown, renamed, truncated or
+# vanished file; a commit, abort, init or a crash left in batches/) changes them and the
+# full walk runs.
 
-_NOOP_VERSION = b"2"
+_NOOP_VERSION = b"3"
 
 
 def _discovered(settings: Settings) -> list[SessionFile] | None:
@@ -235,21 +239,23 @@ def _discovered(settings: Settings) -> list[SessionFile] | None:
     return None if counters or errors else found
 
 
-def _files_digest(settings: Settings, found: list[SessionFile]) -> bytes:
-    """Digest of the settings and of each file's path, inode, size and mtime (its owner and
-    format follow from its path and the settings). The numbers go in as ``marshal`` bytes
+def _listing(settings: Settings, found: list[SessionFile]) -> bytes:
+    """Each file's path, inode, size and mtime (its owner and format follow from its path and
+    the settings), and the settings' CRC-32 (their repr holds API keys; a checksum will do:
+    with every file as the cursor left it, a walk reads nothing whatever the settings say, so
+    they are only a second guard). The listing is kept whole, not hashed: comparing ~1 MB with
+    the last run's copy costs far less than hashing it (hashlib's import and blake2b over the
+    listing were a tenth of a no-op over 10,000 files). The numbers go in as ``marshal`` bytes
     (version 2: no back-references), not as text: formatting 30,000 integers in decimal
-    took half of the digest's time over 10,000 files."""
-    h = blake2b(_NOOP_VERSION + repr(settings).encode("utf-8", "surrogatepass"), digest_size=16)
+    cost as much again."""
+    config = zlib.crc32(repr(settings).encode("utf-8", "surrogatepass")).to_bytes(4, "little")
     paths = "\0".join([sf[0] for sf in found]).encode("utf-8", "surrogateescape")
-    h.update(len(paths).to_bytes(8, "little"))
-    h.update(paths)
     numbers = attrgetter("st_ino", "st_size", "st_mtime_ns")
-    h.update(marshal.dumps([numbers(sf[3]) for sf in found], 2))
-    return h.digest()
+    return b"".join([_NOOP_VERSION, config, len(paths).to_bytes(8, "little"), paths,
+                     marshal.dumps([numbers(sf[3]) for sf in found], 2)])
 
 
-def _state_digest(settings: Settings, cpath: Path, files: bytes) -> bytes:
+def _noop_state(settings: Settings, cpath: Path, files: bytes) -> bytes:
     parts = [files]
     for path in (cpath, settings.state.batches):
         try:
@@ -262,7 +268,7 @@ def _state_digest(settings: Settings, cpath: Path, files: bytes) -> bytes:
 
 def _noop_unchanged(settings: Settings, cpath: Path, files: bytes) -> bool:
     try:
-        return noop_file(cpath).read_bytes() == _state_digest(settings, cpath, files)
+        return noop_file(cpath).read_bytes() == _noop_state(settings, cpath, files)
     except OSError:
         return False
 
@@ -273,7 +279,7 @@ def _remember_noop(settings: Settings, cpath: Path, files: bytes, result: BatchR
              and not result.released and not result.batch_files)
     try:
         if clean:
-            write_bytes(path, _state_digest(settings, cpath, files), durable=False)
+            write_bytes(path, _noop_state(settings, cpath, files), durable=False)
         else:
             path.unlink(missing_ok=True)
     except OSError:
@@ -292,6 +298,8 @@ def _finish(settings: Settings, cursor: Cursor, walk: TailWalk, cpath: Path, t0:
                 "counters": dict(walk.counters),
                 "cursorPath": None if cpath == settings.state.cursor.absolute() else str(cpath)}
         batch_file = settings.state.batch(walk.batch_id).absolute()
+        import orjson  # here: a run with nothing new imports no JSON encoder
+
         try:
             write_bytes(batch_file, orjson.dumps(data, option=orjson.OPT_INDENT_2))
         except OSError as exc:

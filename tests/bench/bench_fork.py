@@ -9,6 +9,10 @@ warm. It keeps its place only at ≥ 1.5× the single process's wall time.
 
 Run it against a checkout that still has the fork (``--repo``): the variable is ignored
 where the fork is gone, and both rows then measure the one process.
+
+``--baseline DIR`` instead times this checkout's one process against another checkout's
+(``DISTILL_READ_PROCESSES=1`` for both), alternating, and prints both medians of wall and
+CPU time and their ratio: how a change moved a big first read, in the same run.
 """
 
 from __future__ import annotations
@@ -64,23 +68,32 @@ def main() -> None:
     ap.add_argument("--gb", type=float, default=1.1)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--repo", type=Path, default=HERE.parents[2], help="the checkout whose distill runs")
+    ap.add_argument("--baseline", type=Path, help="another checkout: one process each, this --repo against it")
     args = ap.parse_args()
     agents = corpus(args.workdir, args.gb)
     size = sum(p.stat().st_size for p in agents.glob("*/sessions/*.jsonl"))
     print(f"corpus: {size / 1e9:.2f} GB in {len(list(agents.glob('*/sessions/*.jsonl')))} files; "
           f"repo {args.repo}; cores {os.cpu_count()}")
     subprocess.run(["cat", *map(str, agents.glob("*/sessions/*.jsonl"))], stdout=subprocess.DEVNULL, check=True)
-    rows: dict[str, list[tuple[float, float]]] = {"1": [], "2": []}
+    # label -> (checkout, DISTILL_READ_PROCESSES)
+    runs = {"this": (args.repo, "1"), "baseline": (args.baseline, "1")} if args.baseline else \
+        {"processes=1": (args.repo, "1"), "processes=2": (args.repo, "2")}
+    rows: dict[str, list[tuple[float, float]]] = {label: [] for label in runs}
     for _ in range(args.repeat):
-        for n in ("1", "2"):
+        for label, (repo, n) in runs.items():
             with open("/proc/loadavg") as f:
                 load = f.read().split()[0]
-            wall, cpu, line = one_run(args.repo, sys.executable, agents, args.workdir / "state", n)
-            rows[n].append((wall, cpu))
-            print(f"  processes={n}: {wall:6.2f} s wall, {cpu:6.2f} s CPU (load {load})  {line[:90]}")
-    one = statistics.median(w for w, _ in rows["1"])
-    two = statistics.median(w for w, _ in rows["2"])
-    print(f"median wall: one process {one:.2f} s, two {two:.2f} s: {one / two:.2f}x (keep at >= 1.5x)")
+            wall, cpu, line = one_run(repo, sys.executable, agents, args.workdir / "state", n)
+            rows[label].append((wall, cpu))
+            print(f"  {label}: {wall:6.2f} s wall, {cpu:6.2f} s CPU (load {load})  {line[:90]}", flush=True)
+    (a, b) = runs
+    wall_a, wall_b = (statistics.median(w for w, _ in rows[k]) for k in (a, b))
+    cpu_a, cpu_b = (statistics.median(c for _, c in rows[k]) for k in (a, b))
+    if args.baseline:
+        print(f"median of {args.repeat}: this {wall_a:.2f} s wall / {cpu_a:.2f} s CPU, baseline {wall_b:.2f} s / "
+              f"{cpu_b:.2f} s: this / baseline {wall_a / wall_b:.2f}x wall, {cpu_a / cpu_b:.2f}x CPU")
+    else:
+        print(f"median wall: one process {wall_a:.2f} s, two {wall_b:.2f} s: {wall_a / wall_b:.2f}x (keep at >= 1.5x)")
 
 
 if __name__ == "__main__":
