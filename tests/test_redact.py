@@ -420,6 +420,7 @@ AUDIT_UNTOUCHED = {
     "5-dsn-next-key": "DSN: Driver={PostgreSQL Unicode};Server=db01;Port=5432",
     "9-yaml-key": "key: value",
     "9-primary-key": "primary key: id",
+    "e-a-cli-option-as-value": "export NODE_OPTIONS=--max-old-space-size=4096 before the web build",
 }
 
 

@@ -541,7 +541,8 @@ def _assignment(text: str, lower: str, p: int, counts: Counter) -> Span | None:
 # A config assignment whose value is a long random string, whatever its name (``SESSION_SIGNING =
 # "q8Zr…"``, ``secret_key_base: 9f3c…``): gitleaks' generic-api-key rule, by entropy. Names of
 # things that are long and random but no secret (hashes, ids, digests, versions, …) are left alone,
-# and so are UUIDs, query parameters and values made of words ("paraphrase-multilingual-MiniLM-L12-v2").
+# and so are UUIDs, query parameters, command-line options ("NODE_OPTIONS=--max-old-space-size=4096")
+# and values made of words ("paraphrase-multilingual-MiniLM-L12-v2").
 _RANDOM_VALUE = LazyPattern(r"(?::=|=>|:|=)[ \t]*(?P<q>[\"']?)(?P<value>[A-Za-z0-9+/_=-]{20,200})(?P=q)"
                             r"(?![A-Za-z0-9+/_=.:@~-])")
 _NAME_BEFORE = LazyPattern(r"(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,63})[\"']?\]?[ \t]*\Z")
@@ -576,7 +577,7 @@ def _random_assignment(text: str, p: int, counts: Counter) -> Span | None:
             and _KEY_START.match(text[max(0, name.start() - 40):name.start()][::-1]) is None):
         return None  # "word: value" mid-sentence is prose ("No such container: …"), not a key
     value = m["value"]
-    if (not _looks_random(value) or _HEX_ID.fullmatch(value) and "-" in value or _wordy(value)
+    if (value.startswith("--") or not _looks_random(value) or _HEX_ID.fullmatch(value) and "-" in value or _wordy(value)
             or _entropy(value) < MIN_ENTROPY):
         return None
     counts["random_assignment"] += 1
