@@ -150,12 +150,14 @@ def run(n: int, one_scope: bool) -> dict[str, float]:
     for q in queries:
         emb.query(q)
     store.search(queries[0], mode="hybrid", scope="global")
+    answered = 0
     for q in queries:
         t0 = time.perf_counter()
         hits = store.search(q, mode="hybrid", scope="global", limit=10)
         searches.append(time.perf_counter() - t0)
-        assert hits
+        answered += bool(hits)  # random vectors: the relevance floor may leave a query without hits
     res["hybrid search p50 ms"] = p50(searches)
+    res["  queries with hits"] = answered
     shutil.rmtree(tmp, ignore_errors=True)  # ~300 MB at 100k rows
     return res
 
