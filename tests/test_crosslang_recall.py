@@ -1,0 +1,80 @@
+"""A question in one language finds the memory written in the other, and a question about a
+neighbouring thing (another product's default port, another tax than the expenses stored)
+finds nothing, in either language. Real LanceDB, the local embedder, memories stored the way
+``remember`` and ``import`` store them (with their keyword lines)."""
+
+from __future__ import annotations
+
+import pytest
+
+from distill.store.memory import MemoryStore
+from distill.store.models import MemoryDraft
+from distill.text.keywords import holds_name, is_chinese, keyword_draft, query_names, with_keywords
+from tests.store_helpers import settings_for
+
+MEMORIES = {
+    "redis": "Rule: Redis in the local docker-compose setup listens on port 6380, not 6379, so it does not clash with the host's Redis.",
+    "flights": "Preference: when booking flights for the owner, choose aisle seats and avoid red-eye departures.",
+    "meals": "Preference: the family meal plan is vegetarian on Mondays and the kids don't eat spicy food.",
+    "loki": "决定：日志统一发到 Loki，保留 14 天；Elasticsearch 集群已经下线。",
+    "api_port": "规则：api 服务本地开发跑在 8000 端口，staging 上是 8081 端口。",
+    "cooking": "偏好：做菜少盐少油，不放味精；孩子对花生过敏。",
+}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    store = MemoryStore.open(settings_for(tmp_path_factory.mktemp("crosslang")))
+    drafts = [keyword_draft(MemoryDraft(text=t, category="fact", scope="global", importance=0.7))
+              for t in MEMORIES.values()]
+    outcomes = store.add(drafts)
+    store.ids = {key: o.id for key, o in zip(MEMORIES, outcomes)}
+    return store
+
+
+def found(store, query: str) -> list[str]:
+    names = {v: k for k, v in store.ids.items()}
+    return [names.get(h.id, h.text[:30]) for h in store.search(query, limit=3)]
+
+
+@pytest.mark.parametrize("query, key", [
+    ("本地 docker-compose 里的 Redis 是哪个端口？", "redis"),
+    ("凌晨起飞的红眼航班可以订吗？", "flights"),
+    ("下周一家里是不是要吃素？", "meals"),
+    ("is the Elasticsearch cluster still around for searching logs?", "loki"),
+    ("what port does the api server use when I run it locally?", "api_port"),
+])
+def test_a_question_finds_the_memory_in_the_other_language(store, query, key):
+    assert key in found(store, query)
+
+
+@pytest.mark.parametrize("query", [
+    "what port does MongoDB use by default?",  # a port, but another product's
+    "MySQL 默认端口是多少？",
+    "怎么在 Excel 里做数据透视表？",
+    "不用电饭煲怎么煮米饭？",  # cooking, but not what is stored about it
+    "感冒了应该吃什么药？",
+    "how much should I tip at restaurants in the US?",
+])
+def test_a_neighbouring_question_finds_nothing(store, query):
+    assert found(store, query) == []
+
+
+def test_what_a_query_names_must_be_in_the_memory():
+    assert query_names("what port does MongoDB use by default?") == ["mongodb"]
+    assert query_names("MySQL 默认端口是多少？") == ["mysql"]
+    assert query_names("what's the daily per-person budget?") == []  # a compound word names nothing
+    assert holds_name("postgres", "brew install postgresql@16") and holds_name("docker-compose", "docker compose up")
+    assert not holds_name("us", "because the status is up")
+    assert holds_name("beijing", "规则：北京的服务器周一重启")  # the dictionary's English name
+
+
+def test_a_short_english_memory_stays_english_with_its_chinese_keywords():
+    text = with_keywords("Preference: aisle seats, no red-eye flights.")
+    assert "Keywords (zh)" in text and not is_chinese(text)
+
+
+def test_keywords_take_the_software_sense_of_a_word():
+    line = with_keywords("Fact: the orders table has a shared view for the owner; the default port is 8080.").splitlines()[-1]
+    words = set(line.removeprefix("Keywords (zh): ").split("; "))
+    assert {"表格", "共享", "视图", "默认"} & words and not {"桌子", "部分", "看法", "主人", "违约"} & words, line
