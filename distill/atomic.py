@@ -52,6 +52,33 @@ def write_bytes(path: StrPath, data: bytes, *, durable: bool = True) -> None:
         fsync_dir(folder)
 
 
+def remove_stale_tmp(folder: StrPath) -> int:
+    """Remove the temp files of writers that died mid-write (SIGKILL between open and rename):
+    a temp file's name carries its writer's pid, and one whose writer still runs is kept."""
+    removed = 0
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return 0
+    for name in names:
+        parts = name.rsplit(".", 2)
+        if not (name.startswith(".") and len(parts) == 3 and parts[2] == "tmp" and parts[1].isdigit()):
+            continue
+        try:
+            os.kill(int(parts[1]), 0)
+            continue  # its writer is alive (or a process reusing its pid): left alone
+        except ProcessLookupError:
+            pass
+        except OSError:
+            continue  # a live process of another user
+        try:
+            os.unlink(os.path.join(folder, name))
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
 def write_json(path: StrPath, obj: Any, *, indent: bool = True) -> None:
     import orjson  # here, not at the top: `distill enqueue` (a hook's fast path) writes no JSON with it
 

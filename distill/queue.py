@@ -22,7 +22,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from .atomic import fsync_dir, write_json
+from .atomic import fsync_dir, remove_stale_tmp, write_json
 from .task import FIELDS, REQUIRED, task_filename
 
 FOLDERS = ("inbox", "processing", "done", "failed")
@@ -195,6 +195,10 @@ class Queue:
         _unlink(src)
         self._sync(src.parent.name)
         return dst
+
+    def remove_stale_tmp(self) -> int:
+        """Temp files of writers killed mid-write, in every folder (see :func:`atomic.remove_stale_tmp`)."""
+        return sum(remove_stale_tmp(d) for d in self.dirs.values())
 
     def prune(self, folder: str, older_than_s: float) -> int:
         cutoff = time.time() - older_than_s

@@ -299,6 +299,25 @@ def test_claim_retry_finish_and_recover(env):
     assert q.read(q.dirs["done"] / c[0].name).task.stats == {"memories_added": 2}
 
 
+def test_recover_removes_temp_files_of_a_writer_killed_mid_write_only(env):
+    """A worker SIGKILLed inside a task file's write leaves ``.<task>.json.<pid>.tmp`` beside it;
+    the next worker removes it, and keeps one whose writer still runs."""
+    settings = load_settings()
+    q = Queue(settings.state.queue)
+    q.ensure()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    left = q.dirs["processing"] / f".1796179594295-142620fd2b28dadf.json.{dead}.tmp"
+    left.write_text('{"half a ta')
+    mine = q.dirs["done"] / f".1796179594296-aa.json.{os.getpid()}.tmp"
+    mine.write_text('{"being written')
+    from worker.tasks import TaskLoop
+
+    assert TaskLoop(settings, q).recover() == 0
+    assert not left.exists() and mine.exists()
+    assert q.counts() == {"inbox": 0, "processing": 0, "done": 0, "failed": 0}
+
+
 def test_malformed_files_are_reported_not_raised(env):
     settings = load_settings()
     q = Queue(settings.state.queue)

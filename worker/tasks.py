@@ -422,6 +422,8 @@ class TaskLoop:
         worker died while running it N times") instead of being retried for ever, and the
         tasks queued behind it are served while it waits. A file that is not a valid task goes
         back as it is: the inbox scan rejects it with its reason."""
+        if swept := self.queue.remove_stale_tmp():
+            log.info("%d temp file(s) of a writer that died removed from the queue", swept)
         back = 0
         for entry in self.queue.entries("processing"):
             back += 1
