@@ -342,8 +342,7 @@ def test_claude_code_streamed_message_is_one_turn_covering_its_lines(tmp_path):
     assert b.ranges[0].end == f.stat().st_size
 
 
-@pytest.mark.parametrize("processes", ["1", "2"])
-def test_a_missing_package_stops_the_run_and_loses_no_line(tmp_path, monkeypatch, processes):
+def test_a_missing_package_stops_the_run_and_loses_no_line(tmp_path, monkeypatch):
     """detect-secrets gone from the install (a broken venv, a partial upgrade): the run stops,
     naming it, rather than skip as a "parser error" every line whose redaction needs it; no
     cursor moves, and once it is back the same lines are read and redacted."""
@@ -353,11 +352,11 @@ def test_a_missing_package_stops_the_run_and_loses_no_line(tmp_path, monkeypatch
 
     s = settings_for(tmp_path)
     needs = "Decision: internationalization strings live in locales/en.json from now on."
-    for i in range(3):  # more than one file, so a second reader forks
+    for i in range(3):
         session(tmp_path, name=f"s{i}").write_bytes(header(f"s{i}") + msg(fact(i)) + msg(needs))
     monkeypatch.setitem(sys.modules, "detect_secrets", None)
     monkeypatch.setattr(redact, "_ds_rules", None)
-    p = cli(s, "run", check=False, env={"DISTILL_READ_PROCESSES": processes})
+    p = cli(s, "run", check=False)
     assert p.returncode == 1, p.stdout + p.stderr
     assert "detect-secrets is not installed" in p.stderr and "reinstall distill" in p.stderr
     assert not (s.state_dir / "cursor.json").exists() and pending_batches(s) == []

@@ -152,41 +152,6 @@ _ELLIPSIS = re.compile(r"(?:\.{2,}|…)$")
 _CODE_BLOCK = re.compile(r"```.*?```", re.DOTALL)
 _TRACE = re.compile(r"\[tool exec failed:?\s*(.+?)\]?$", re.IGNORECASE | re.DOTALL)
 
-_LEXICON: list[tuple[re.Pattern, str]] = [(re.compile(p, re.IGNORECASE), zh) for p, zh in [
-    (r"install|安装|安裝", "安装"), (r"deploy|部署", "部署"), (r"\btests?\b|pytest|测试|測試", "测试"),
-    (r"timeout|timed out|超时|超時", "超时"), (r"permission denied|EACCES|权限|權限", "权限不足"),
-    (r"not found|no such file|ENOENT|找不到|不存在", "找不到文件"), (r"\bbuild|compile|构建|编译", "构建"),
-    (r"depend|依赖|依賴|lockfile|package manager|包管理", "依赖管理"), (r"config|配置|setting", "配置"),
-    (r"upgrade|升级|升級", "升级"), (r"EADDRINUSE|address already in use|端口被占用", "端口占用"),
-    (r"\bport\b|端口", "端口"), (r"out of memory|\bOOM\b|内存|記憶體", "内存不足"),
-    (r"crash|segfault|崩溃", "崩溃"), (r"connection refused|ECONNREFUSED|连接|連線", "连接失败"),
-    (r"\b429\b|rate limit|限流", "限流"), (r"encoding|utf-?8|编码|乱码|亂碼", "编码"),
-    (r"\bcommit\b|\bpush\b|提交|推送", "提交代码"), (r"database|数据库|postgres|sqlite|mysql", "数据库"),
-    (r"\blint|ruff|black|eslint|prettier|格式化", "代码格式"), (r"\blogs?\b|日志|日誌", "日志"),
-    (r"cache|缓存|快取", "缓存"), (r"proxy|代理", "代理"), (r"version|版本", "版本"),
-    (r"docker|container|容器", "容器"), (r"migrat|迁移|遷移", "迁移"),
-    (r"environment variable|env var|环境变量|環境變數", "环境变量"), (r"reply|respond|answer|回复|回答", "回复风格"),
-    (r"中文|英文|Chinese|English|language|语言", "语言"), (r"api key|token|密钥|金鑰", "密钥"),
-    (r"\bcron|schedule|定时|定時", "定时任务"), (r"systemd|systemctl|\bservice\b|服务|服務", "系统服务"),
-    (r"branch|merge|rebase|分支|合并", "分支管理"), (r"import|ModuleNotFoundError|导入|導入", "模块导入"),
-    (r"venv|virtualenv|虚拟环境|虛擬環境", "虚拟环境"), (r"ssl|certificate|证书|憑證", "证书"),
-    (r"disk|磁盘|磁碟", "磁盘空间"), (r"slow|performance|性能|效能|慢", "性能"), (r"backup|备份|備份", "备份"),
-    (r"release|publish|发布|發布", "发布"), (r"format|格式", "格式"),
-    (r"delimiter|separator|分隔符", "分隔符"), (r"spreadsheet|excel|\bcsv\b|电子表格|表格", "表格"), (r"path|路径|路徑", "路径"),
-]]
-def _word_alternatives(pattern: str) -> re.Pattern:
-    """English alternatives match only at a word start and never inside an identifier
-    (``reply`` is not in ``reply.raw.write``, ``container`` is not in ``login-container``)."""
-    alts = []
-    for alt in pattern.split("|"):
-        if alt.isascii():
-            alts.append(r"(?<![\w./-])" + alt.removeprefix(r"\b") + r"(?![\w]*[./_-]\w)")
-        else:
-            alts.append(alt)
-    return re.compile("|".join(alts), re.IGNORECASE)
-
-
-_LEXICON = [(_word_alternatives(rx.pattern), zh) for rx, zh in _LEXICON]
 _KIND_ZH = {"pitfall": "踩坑", "decision": "决策", "preference": "偏好", "rule": "规则"}
 _KIND_PREFIX = {"decision": "Decision", "preference": "Preference", "rule": "Rule"}
 _IMPORTANCE = {"pitfall": 0.75, "decision": 0.8, "preference": 0.7, "rule": 0.8}

@@ -32,6 +32,7 @@ from functools import cached_property
 from typing import Literal, Protocol
 
 from ..config import DedupThresholds
+from ..text.keywords import without_keywords
 from . import lexical_guard as guard
 
 # Rows of the scope each new memory is compared with. A Chinese translation can rank below
@@ -53,7 +54,6 @@ DEFAULT_THRESHOLDS: dict[str, DedupThresholds] = {
     "gemini": DedupThresholds(cosine=0.90, lexical=0.3, cosine_cross=0.85),
 }
 
-_KEYWORDS_LINE = re.compile(r"(?:(?:\A|\n)[ \t]*keywords[ \t]*\((?:zh|en)\)[ \t]*:[^\n]*)+\s*\Z", re.IGNORECASE)
 # punctuation is folded unless it sits inside a Latin token ("3.11", "a_b", "core.autocrlf=input")
 _KEEP_INSIDE = re.compile(r"(?<=[A-Za-z0-9])[._\-/:+=#@](?=[A-Za-z0-9])")
 # full-width sentence punctuation ends a phrase; NFKC alone would glue "决定：use" into "决定:use"
@@ -63,7 +63,7 @@ _FULL_WIDTH_BREAK = str.maketrans({c: c + " " for c in "：，；！？（）"})
 def strip_keywords(text: str) -> str:
     """The memory body: the text without a final ``Keywords (zh): …`` line (after NFKC)."""
     body = unicodedata.normalize("NFKC", text.translate(_FULL_WIDTH_BREAK)).strip()
-    return _KEYWORDS_LINE.sub("", body).strip()
+    return without_keywords(body)
 
 
 def normalise(text: str) -> str:

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Callable, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ..text.keywords import without_keywords
 from . import lexical_guard as guard
 from .dedup import NEAREST, Evidence, Neighbour, Verdict, decide, strip_keywords
 
@@ -562,14 +563,10 @@ def _when(ms: int | None) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d")
 
 
-_KEYWORDS_LINE = re.compile(r"\n[ \t]*keywords[ \t]*\(zh\)[ \t]*[:：][^\n]*\s*\Z", re.I)
-
-
 def pair_prompt(new_text: str, old_text: str, *, old_ms: int | None = None, new_ms: int | None = None) -> str:
-    """The two texts as stored, without their search keywords line."""
-    def body(t: str) -> str:
-        return _KEYWORDS_LINE.sub("", t.strip()).strip()
-    return f"OLD (stored {_when(old_ms)}):\n{body(old_text)}\n\nNEW (stated {_when(new_ms)}):\n{body(new_text)}"
+    """The two texts as stored, without their search keywords lines."""
+    old, new = without_keywords(old_text.strip()), without_keywords(new_text.strip())
+    return f"OLD (stored {_when(old_ms)}):\n{old}\n\nNEW (stated {_when(new_ms)}):\n{new}"
 
 
 class ModelJudge:

@@ -41,6 +41,8 @@ GENERIC = frozenset(
 )
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _LINE = re.compile(r"\n[ \t]*Keywords[ \t]*\((zh|en)\)[ \t]*[:：]([^\n]*)", re.IGNORECASE)
+# the keyword lines that end a memory (one or both languages)
+_LAST_LINES = re.compile(r"(?:(?:\A|\n)[ \t]*Keywords[ \t]*\((?:zh|en)\)[ \t]*[:：][^\n]*)+\s*\Z", re.IGNORECASE)
 _EN_WORD = re.compile(r"[A-Za-z][a-z]{2,}")
 _TOKEN = re.compile(r"[\w./:-]*[\w]")  # an identifier (reply.raw.write, login-container) is one token
 MAX_ZH, MAX_EN, MAX_LINE = 6, 8, 8
@@ -157,6 +159,11 @@ def with_keywords(text: str) -> str:
     zh_line = list(dict.fromkeys([*entities[:3], *zh]))[:MAX_LINE]
     en = list(dict.fromkeys([*lines.get("en", []), *en_keywords(body)]))[:MAX_EN] if is_chinese(body) else []
     return body + ("\nKeywords (en): " + "; ".join(en) if en else "") + "\nKeywords (zh): " + "; ".join(zh_line)
+
+
+def without_keywords(text: str) -> str:
+    """The memory's body: ``text`` without the keyword lines that end it."""
+    return _LAST_LINES.sub("", text).strip()
 
 
 def has_keywords(text: str) -> bool:
