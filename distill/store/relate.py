@@ -34,7 +34,9 @@ docs/store.md has the figures on ``tests/data/lifecycle_pairs.jsonl``.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Callable, Literal
 
@@ -139,13 +141,19 @@ class Change:
 
 
 _FIX = re.compile(r"(?i)\b(?:fix|cause|solution|workaround)\s*:|(?:解决办法|解决|原因)\s*[:：]")
+_KIND_LABEL = re.compile(r"^\s*\S{1,12}?\s*[:：]\s*")  # "Rule:", "规则：", "Decision (per Bob):"
+
+
+def _unlabelled(text: str) -> str:
+    """The memory's words: without its keyword lines and its opening kind label."""
+    return _KIND_LABEL.sub("", strip_keywords(text))
 
 
 def read_change(text: str) -> Change:
     """Change is read in what the memory states, not in a pitfall's "Fix: … instead of …"
     (what was done about it is no change of the stored rule)."""
     body = _FIX.split(strip_keywords(text))[0]
-    body = re.sub(r"^\s*\S{1,12}?\s*[:：]\s*", "", body)  # the kind label
+    body = _KIND_LABEL.sub("", body)
     body = body.replace("`", "")
     replaced: list[str] = []
     replacing: list[str] = []
@@ -394,9 +402,7 @@ def _zh_words_swapped(new_text: str, old_text: str) -> list[tuple[str, str]]:
     nothing inserted or left out ("早餐…咖啡" / "晚餐…茶"): another memory. A paraphrase mostly
     rewords with inserts too; one of one template ("每个 API 都要有" / "所有 API 都要写") is the
     price: it is kept as a near-duplicate the converge pass or a person can merge."""
-    from difflib import SequenceMatcher
-
-    a, b = (re.sub(r"^\s*\S{1,12}?\s*[:：]\s*", "", strip_keywords(t)) for t in (old_text, new_text))
+    a, b = _unlabelled(old_text), _unlabelled(new_text)
     ops = [op for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
     pairs = [(a[i1:i2], b[j1:j2]) for op, i1, i2, j1, j2 in ops if op == "replace"]
     if len(pairs) != len(ops) or any(set(x) & set(y) for x, y in pairs):
@@ -407,9 +413,6 @@ def _zh_words_swapped(new_text: str, old_text: str) -> list[tuple[str, str]]:
 def _moved_words(new_text: str, old_text: str) -> str | None:
     """Words that trade places and nothing else ("from [home] on Mondays and from [the office]
     on Fridays" / the reverse): the same words saying the opposite."""
-    from collections import Counter
-    from difflib import SequenceMatcher
-
     ta = [t.casefold() for t in _TOKEN.findall(strip_keywords(old_text))]
     tb = [t.casefold() for t in _TOKEN.findall(strip_keywords(new_text))]
     ops = [op for op in SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes() if op[0] != "equal"]
@@ -420,17 +423,15 @@ def _moved_words(new_text: str, old_text: str) -> str | None:
     return " / ".join(" ".join(ta[op[1]:op[2]]) for op in ops) if old == new else None
 
 
-_TOKENS = re.compile(r"`[^`\n]+`|[A-Za-z0-9][A-Za-z0-9_.+#/\-]*|[\u3400-\u4dbf\u4e00-\u9fff]")
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+#/\-]*|[\u3400-\u4dbf\u4e00-\u9fff]")  # a word; a Chinese character
+_TOKENS = re.compile(r"`[^`\n]+`|" + _TOKEN.pattern)  # the same, a code span counted as one word
 
 
 def changed_places(a: str, b: str) -> list[tuple[str, str, str]]:
     """Where two texts differ, word by word (Chinese: character by character), code spans
     each counted as one word and places one word apart counted as one: (op, old part, new part)."""
-    from difflib import SequenceMatcher
-
     def tokens(t: str) -> list[str]:
-        body = re.sub(r"^\s*\S{1,12}?\s*[:：]\s*", "", strip_keywords(t))
-        return [w.casefold() for w in _TOKENS.findall(body)]
+        return [w.casefold() for w in _TOKENS.findall(_unlabelled(t))]
 
     ta, tb = tokens(b), tokens(a)
     ops = [op for op in SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes() if op[0] != "equal"]
@@ -463,21 +464,13 @@ def _is_value_conflict(reason: str) -> bool:
 
 def _zh_share(a: str, b: str) -> float:
     """Chinese: the share of characters in common, in order (a changed word changes few)."""
-    from difflib import SequenceMatcher
-
-    strip = lambda t: re.sub(r"^\s*\S{1,12}?\s*[:：]\s*", "", strip_keywords(t))  # noqa: E731
-    return SequenceMatcher(None, strip(a), strip(b), autojunk=False).ratio()
-
-
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+#/\-]*|[\u3400-\u4dbf\u4e00-\u9fff]")
+    return SequenceMatcher(None, _unlabelled(a), _unlabelled(b), autojunk=False).ratio()
 
 
 def swapped_slots(a: str, b: str) -> list[tuple[str, str]]:
     """The words two texts of one template fill differently, when that is all that differs
     (every difference one word for one word): "run the [frontend] tests with [vitest]" /
     "run the [backend] tests with [pytest]". Empty when they differ in any other way."""
-    from difflib import SequenceMatcher
-
     ta = [t.casefold() for t in _TOKEN.findall(strip_keywords(a))]
     tb = [t.casefold() for t in _TOKEN.findall(strip_keywords(b))]
     ops = [op for op in SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes() if op[0] != "equal"]

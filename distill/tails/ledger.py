@@ -32,12 +32,12 @@ import marshal
 import os
 import time
 import zlib
-from threading import get_ident
-from typing import TYPE_CHECKING
 from collections import Counter
 from collections.abc import Callable
 from operator import attrgetter
 from pathlib import Path
+from threading import get_ident
+from typing import TYPE_CHECKING
 
 from ..atomic import move, write_bytes
 from ..config import Settings
