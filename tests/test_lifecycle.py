@@ -264,3 +264,40 @@ def test_a_paraphrase_whose_commands_and_numbers_agree_still_merges(tmp_path, em
                             "Rule: in the docs repo, run `mkdocs build --strict` before every push.",
                             "Rule: always run `mkdocs build --strict` in the docs repo before pushing.", "decision")
     assert second.status == "duplicate" and second.id == first.id
+
+
+@pytest.mark.parametrize("old,new", [
+    ("Rule: the nightly job must never skip the smoke tests; a failing smoke test blocks the release.",
+     "Rule: the nightly job skips the smoke tests; a failing smoke test must not block the release."),
+    ("Rule: the web app must never read the orders table directly; it goes through the orders API.",
+     "Rule: the web app reads the orders table directly; it must not go through the orders API."),
+    ("规则：前端请求都必须走 BFF 层，不允许直连后端。", "规则：前端直接请求后端，不需要经过 BFF 层。"),
+    ("Rule: verbose request logging stays off in production.", "Rule: verbose request logging stays on in production."),
+])
+def test_a_negation_moved_to_the_other_clause_is_kept_as_a_contradiction_not_merged(tmp_path, embedder, old, new):
+    """Each text negates once, in the other clause (or turns off into on): the counts agree,
+    what they deny does not."""
+    first, second = _second(tmp_path, embedder, old, new, "decision")
+    assert second.status == "added" and second.relation == "contradicts" and second.related == first.id
+
+
+@pytest.mark.parametrize("old,new", [
+    ("Rule: never commit directly to main; open a pull request.",
+     "Rule: all changes to main have to go through a pull request, no direct commits."),
+    ("Rule: the web app must never read the orders table directly; it goes through the orders API.",
+     "Rule: the web app never reads the orders table itself and always goes through the orders API."),
+])
+def test_a_paraphrase_that_negates_the_same_thing_in_other_clauses_still_merges(tmp_path, embedder, old, new):
+    first, second = _second(tmp_path, embedder, old, new, "decision")
+    assert second.status == "duplicate" and second.id == first.id
+
+
+def test_uncertain_in_chinese_negates_nothing_so_its_translation_merges_and_never_asking_does_not(tmp_path, embedder):
+    """不确定 is "unclear", not a "不": the English that asks first is the same preference, the
+    English that never asks its opposite."""
+    old = "偏好：需求不确定的时候，先停下来问用户。"
+    first, second = _second(tmp_path / "a", embedder, old, "Preference: when a requirement is unclear, stop and ask the user first.")
+    assert second.status == "duplicate" and second.id == first.id
+    _, second = _second(tmp_path / "b", embedder, old, "Preference: when a requirement is unclear, never stop to ask the "
+                        "user; pick the likeliest reading and carry on.")
+    assert second.status == "added"

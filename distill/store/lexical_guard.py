@@ -136,7 +136,7 @@ _NOT_NEGATION_EN = re.compile(
 _CONTRAST_EN = re.compile(r"\binstead\b|\brather than\b|\bin place of\b|,\s*not\b|\bover\b(?=\s+\w)", re.IGNORECASE)
 _NOT_AFTER_COMMA = re.compile(r",\s*not\b", re.IGNORECASE)
 _NEGATION_ZH = re.compile(r"不|没|别|勿|禁止|无法|未|避免|零")
-_NOT_NEGATION_ZH = re.compile(r"而不是|而非|不同|不过|不断|不仅|不少|不久|不错|[,，]\s*不(?:用|要|是)?")
+_NOT_NEGATION_ZH = re.compile(r"而不是|而非|不同|不过|不断|不仅|不少|不久|不错|不确定|[,，]\s*不(?:用|要|是)")
 _CONTRAST_ZH = re.compile(r"而不是|而非|代替|替代|取代|改用|[,，]\s*不")
 # what a contrast rejects: "uv, not pip", "uv instead of pip", "uv 而不是 pip" → pip
 # and "prefers uv over pip" (only after "prefer": "over" alone is mostly "over chat", "over 30 days")
@@ -444,12 +444,48 @@ def _sentence_initial(text: str, start: int) -> bool:
     return i < 0 or text[i] in _SENTENCE_END
 
 
-def _read_polarity(text: str, p: Profile) -> None:
+def negations(text: str) -> int:
+    """How many words negate in ``text`` (English and Chinese), idioms that negate nothing
+    ("nothing but", "no more than", 不同, 不确定) and a contrast's "not" ("uv, not pip") left
+    out. The one count: the guard's profile and the lifecycle's clauses both read it."""
     contrast_nots = {m.end() for m in _NOT_AFTER_COMMA.finditer(text)}  # "uv, not pip"
     plain = _NOT_NEGATION_EN.sub(" ", text)
-    negations = [m for m in _NEGATION_EN.finditer(plain) if m.end() not in contrast_nots]
-    zh = _NOT_NEGATION_ZH.sub(" ", text)
-    p.negations = len(negations) + len(_NEGATION_ZH.findall(zh))
+    en = [m for m in _NEGATION_EN.finditer(plain) if m.end() not in contrast_nots]
+    return len(en) + len(_NEGATION_ZH.findall(_NOT_NEGATION_ZH.sub(" ", text)))
+
+
+_CLAUSE = re.compile(rf"[;；。!?！？\n，]|(?<=[{_CJK}]),|,(?=\s*[{_CJK}])|,\s+(?:but|and|so|then)\b|[.](?=\s)"
+                     r"|(?<=\S)\s+[—–]+\s+")
+_CONTRAST_SPLIT = re.compile(r"\binstead of\b|\brather than\b|\bin place of\b|,\s*not\b|而不是|而非", re.IGNORECASE)
+# where the thing a contrast rejects ends: "uv instead of [pip] for Python"
+_REJECTED_END = re.compile(rf"(?i)\s(?:for|in|on|at|to|with|when|because|so|from|by|during|if|and|or|as)\s|[{_CJK}]{{3}}")
+
+
+def clauses(body: str) -> list[str]:
+    """A text cut where one statement ends and the next begins: sentence ends, semicolons,
+    commas in Chinese text, ", but / and / so / then" and dashes between words (a Latin comma
+    alone mostly joins a phrase to its clause: "when booking flights, avoid red-eyes")."""
+    return _CLAUSE.split(body)
+
+
+def polar_clauses(body: str) -> list[tuple[str, int]]:
+    """A text's clauses, each with the polarity of what it states: -1 when it negates (an odd
+    number of negations: "never … without asking" asks), else 1. What a contrast rejects
+    ("uv instead of pip", "uv, not pip", "uv 而不是 pip") is left out: it is the other value,
+    stated by neither sign. A negation attaches to its clause's predicate, so "must never
+    call X directly; requests go through the queue" and "calls X directly; requests must not
+    go on the queue" say the opposite with the same count of negations."""
+    out = []
+    for clause in clauses(body):
+        kept, *rejected = _CONTRAST_SPLIT.split(clause)
+        kept += " ".join(r[m.start():] for r in rejected if (m := _REJECTED_END.search(r)))
+        if kept.strip():
+            out.append((kept, -1 if negations(kept) % 2 else 1))
+    return out
+
+
+def _read_polarity(text: str, p: Profile) -> None:
+    p.negations = negations(text)
     p.contrast = bool(_CONTRAST_EN.search(text) or _CONTRAST_ZH.search(text))
     words = {w.lower() for w in re.findall(r"[A-Za-z]+", text)}
     words |= {fold(w) for w in words}

@@ -264,7 +264,7 @@ def slot_change(new_text: str, old_text: str) -> tuple[Relation, str] | None:
         return None
     values = [c for c in ev.conflicts if _is_value_conflict(c)]
     own = value_difference(new_text, old_text)
-    if own and own.startswith(("code", "numbers")):
+    if own and own.startswith(("code", "numbers", "polarity")):
         values.append(own)
     if not values:
         return None
@@ -285,9 +285,6 @@ def slot_change(new_text: str, old_text: str) -> tuple[Relation, str] | None:
     return "contradicts", values[0]
 
 
-_CLAUSE = re.compile(r"[;；。!?！？\n]|,\s+(?:but|and|so)\b|[.](?=\s)")
-
-
 def denial_reason(new_text: str, old_text: str) -> str | None:
     """The new text denies what the stored one asserts, and says nothing of a change: one
     clause of it negates something only the stored text names ("… fails because the worker
@@ -297,8 +294,8 @@ def denial_reason(new_text: str, old_text: str) -> str | None:
     if ev.cross or says_change(new_text) or read_change(new_text).any:
         return None
     old_terms = _terms(strip_keywords(old_text))
-    old_denied = set().union(set(), *(_terms(c) for c in _CLAUSE.split(strip_keywords(old_text)) if _negations(c)))
-    clauses = [c for c in _CLAUSE.split(strip_keywords(new_text)) if c.strip()]
+    old_denied = set().union(set(), *(_terms(c) for c in guard.clauses(strip_keywords(old_text)) if _negations(c)))
+    clauses = [c for c in guard.clauses(strip_keywords(new_text)) if c.strip()]
     for i, clause in enumerate(clauses):
         if not _negations(clause):
             continue
@@ -344,14 +341,44 @@ def _flat(text: str) -> str:
     return " ".join(strip_keywords(text).replace("`", " ").casefold().split())
 
 
-_NEGATED = re.compile(r"(?i)\b(?:never|not|no|none|nothing|cannot|without|zero|unset|\w+n't)\b|不|没|别|勿|禁止|无法|未")
-_NOT_NEGATED = re.compile(r"(?i)\binstead of\b|\brather than\b|\bin place of\b|,\s*not\b|\bno longer\b|\bnot only\b"
-                          r"|\bno (?:later|earlier|more|less|fewer) than\b|\bnothing (?:but|more|else|older|newer)\b"
-                          r"|而不是|而非|不同|不过|不断|不仅|不少|不久|不错|不再|[,，]\s*不(?:用|要|是)")
-
-
 def _negations(text: str) -> int:
-    return len(_NEGATED.findall(_NOT_NEGATED.sub(" ", strip_keywords(text))))
+    return guard.negations(strip_keywords(text))
+
+
+def _signs(text: str) -> dict[str, set[int]]:
+    """Each term of a text with the polarity of the clauses that state it (code spans and
+    quoted messages aside: "no matches for kind" negates nothing the memory says)."""
+    out: dict[str, set[int]] = {}
+    for clause, sign in guard.polar_clauses(_QUOTED.sub(" ", _KIND_LABEL.sub("", _uncoded(text)))):
+        for t in _terms(clause) - _STOP:
+            out.setdefault(t, set()).add(sign)
+    return out
+
+
+_QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」")
+_ANTONYMS = (frozenset({"on", "off"}),)  # a switch's two states, which the guard's polar words do not read
+
+
+def polarity_turned(new_text: str, old_text: str) -> str | None:
+    """What one text asserts and the other denies, clause by clause: terms stated only in
+    affirming clauses on one side and only in negating ones on the other, while the two
+    negate nothing in common ("必须走网关，不允许直连" / "直接调用，不需要经过网关"; when both
+    negate one term, "never commit directly to main" / "no direct commits", the negations
+    are one), or one word turned into its opposite ("default to off" / "default to on").
+    Within one script, code spans aside; across scripts the clauses do not line up."""
+    if guard.profile(_uncoded(new_text)).cjk_dominant != guard.profile(_uncoded(old_text)).cjk_dominant:
+        return None
+    a, b = _signs(new_text), _signs(old_text)
+    both = a.keys() & b.keys()
+    turned = sorted(t for t in both if len(a[t]) == len(b[t]) == 1 and a[t] != b[t])
+    if turned and not any(a[t] == b[t] == {-1} for t in both):
+        return f"polarity turned: {', '.join(turned[:3])}"
+    wa, wb = ({w.casefold() for w in _TOKEN.findall(_uncoded(t))} for t in (new_text, old_text))
+    for pair in _ANTONYMS:
+        x, y = sorted(pair)
+        if (x in wa) != (x in wb) and (y in wa) != (y in wb) and (x in wa) != (y in wa):
+            return f"polarity turned: {x} / {y}"
+    return None
 
 
 _COUNT_WORDS = {w: str(n) for n, w in enumerate(
@@ -381,6 +408,9 @@ def value_difference(new_text: str, old_text: str) -> str | None:
             return f"numbers swapped: {', '.join(dict.fromkeys(nb))} / {', '.join(dict.fromkeys(na))}"
     if not ev.cross and _negations(new_text) != _negations(old_text):
         return "negated a different number of times"
+    turned = polarity_turned(new_text, old_text)
+    if turned:
+        return turned
     moved = _moved_words(new_text, old_text)
     if moved:
         return f"the same words in other places: {moved}"
