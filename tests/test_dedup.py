@@ -475,3 +475,13 @@ def test_a_number_written_otherwise_is_the_same_number():
 def test_a_slot_filled_in_two_scripts_is_one_word_translated():
     assert not any(why.startswith("swapped") for why in contradictions(
         "事实：Kibana 面板的地址是 kibana.internal:5601。", "Fact: Kibana dashboard 在 kibana.internal:5601。"))
+
+
+@pytest.mark.parametrize("a,b", [
+    ("Rule: feature flags default to off in production.", "Rule: feature flags default to on in production so they get traffic."),
+    ("Rule: schema migrations run automatically on deploy.", "Rule: schema migrations are run manually after deploy."),
+    ("规则：生产环境的调试面板默认隐藏。", "规则：生产环境的调试面板默认显示。"),
+])
+def test_a_switch_turned_the_other_way_contradicts(a, b):
+    """on / off, automatic / manual, show / hide: one word, the opposite rule."""
+    assert any(why.startswith("polar") for why in contradictions(a, b))

@@ -3,7 +3,7 @@
 A text is read into a ``Profile``: its entities (code-shaped tokens, identifiers, paths,
 versions, CamelCase and ALL-CAPS names, proper nouns, and any Latin-script word inside
 Chinese text), its numbers with their units, its negation and contrast markers, its polar
-words (always/never, enable/disable, before/after, in English and Chinese), and its
+words (always/never, enable/disable, on/off, before/after, in English and Chinese), and its
 content words. Two profiles *conflict* when one side names an entity, number, unit or
 polarity that the other contradicts or lacks. Translations survive because Chinese
 memories keep tool names, paths and numbers in Latin script ("使用 uv 而不是 pip").
@@ -168,6 +168,9 @@ _POLAR: dict[str, tuple[frozenset[str], frozenset[str]]] = {
         ("outcome", "succeed succeeds success works 成功", "fail fails failure 失败"),
         ("scope", "include includes included 包含", "exclude excludes excluded 排除"),
         ("truth", "true", "false"),
+        ("switch", "on", "off"),
+        ("automation", "automatic automatically 自动", "manual manually 手动 手工"),
+        ("visibility", "show shows shown visible 显示", "hide hides hidden 隐藏"),
         ("extreme", "maximum 最大 最多", "minimum 最小 最少"),
         ("location", "local 本地", "remote 远程"),
         ("upgrade", "upgrade 升级", "downgrade 降级"),

@@ -16,8 +16,12 @@ restates "uv, not pip".
 "Same" is precision-first, because a wrong merge loses a memory and a missed one costs a row
 the converge pass or a person can merge: dedup must call them the same *and* every
 value-bearing token agree (``value_difference``: code spans, numbers and their order,
-numbers spelled out, environments and repos, how often each negates, words that trade
-places, a template filled with other words). Without any word of change, the same subject
+numbers spelled out, environments and repos, how often each negates and what each clause
+affirms or denies (``polarity_turned``: "must never call X directly; … go through the queue"
+/ "calls X directly; … must not go on the queue" negate once each, the opposite things),
+words that trade places, a template filled with other words). When the rule cannot tell
+"same" from a change it keeps both, related or not: a merge loses the newer statement, a
+kept pair costs a near-duplicate. Without any word of change, the same subject
 with another value in one place (``slot_change``) supersedes a rule, preference or decision
 (a person's newer choice; the old one stays as history) and contradicts a pitfall or fact,
 or any text whose polarity it turns (always / never): both kept, and the run says so. A
@@ -356,7 +360,6 @@ def _signs(text: str) -> dict[str, set[int]]:
 
 
 _QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」")
-_ANTONYMS = (frozenset({"on", "off"}),)  # a switch's two states, which the guard's polar words do not read
 
 
 def polarity_turned(new_text: str, old_text: str) -> str | None:
@@ -364,8 +367,9 @@ def polarity_turned(new_text: str, old_text: str) -> str | None:
     affirming clauses on one side and only in negating ones on the other, while the two
     negate nothing in common ("必须走网关，不允许直连" / "直接调用，不需要经过网关"; when both
     negate one term, "never commit directly to main" / "no direct commits", the negations
-    are one), or one word turned into its opposite ("default to off" / "default to on").
-    Within one script, code spans aside; across scripts the clauses do not line up."""
+    are one). Within one script, code spans aside; across scripts the clauses do not line
+    up. (One word turned into its opposite, "default to off" / "on", is the guard's polar
+    words, which dedup already reads.)"""
     if guard.profile(_uncoded(new_text)).cjk_dominant != guard.profile(_uncoded(old_text)).cjk_dominant:
         return None
     a, b = _signs(new_text), _signs(old_text)
@@ -373,11 +377,6 @@ def polarity_turned(new_text: str, old_text: str) -> str | None:
     turned = sorted(t for t in both if len(a[t]) == len(b[t]) == 1 and a[t] != b[t])
     if turned and not any(a[t] == b[t] == {-1} for t in both):
         return f"polarity turned: {', '.join(turned[:3])}"
-    wa, wb = ({w.casefold() for w in _TOKEN.findall(_uncoded(t))} for t in (new_text, old_text))
-    for pair in _ANTONYMS:
-        x, y = sorted(pair)
-        if (x in wa) != (x in wb) and (y in wa) != (y in wb) and (x in wa) != (y in wa):
-            return f"polarity turned: {x} / {y}"
     return None
 
 
