@@ -266,29 +266,30 @@ def test_a_paraphrase_whose_commands_and_numbers_agree_still_merges(tmp_path, em
     assert second.status == "duplicate" and second.id == first.id
 
 
-@pytest.mark.parametrize("old,new", [
-    ("Rule: the nightly job must never skip the smoke tests; a failing smoke test blocks the release.",
-     "Rule: the nightly job skips the smoke tests; a failing smoke test must not block the release."),
+# (stored, a text that negates as often but in the other clause: the opposite, a paraphrase
+# that negates the same thing in other words)
+CLAUSE_POLARITY = [
     ("Rule: the web app must never read the orders table directly; it goes through the orders API.",
-     "Rule: the web app reads the orders table directly; it must not go through the orders API."),
-    ("规则：前端请求都必须走 BFF 层，不允许直连后端。", "规则：前端直接请求后端，不需要经过 BFF 层。"),
-    ("Rule: verbose request logging stays off in production.", "Rule: verbose request logging stays on in production."),
-])
-def test_a_negation_moved_to_the_other_clause_is_kept_as_a_contradiction_not_merged(tmp_path, embedder, old, new):
-    """Each text negates once, in the other clause (or turns off into on): the counts agree,
-    what they deny does not."""
-    first, second = _second(tmp_path, embedder, old, new, "decision")
-    assert second.status == "added" and second.relation == "contradicts" and second.related == first.id
-
-
-@pytest.mark.parametrize("old,new", [
-    ("Rule: never commit directly to main; open a pull request.",
-     "Rule: all changes to main have to go through a pull request, no direct commits."),
-    ("Rule: the web app must never read the orders table directly; it goes through the orders API.",
+     "Rule: the web app reads the orders table directly; it must not go through the orders API.",
      "Rule: the web app never reads the orders table itself and always goes through the orders API."),
-])
-def test_a_paraphrase_that_negates_the_same_thing_in_other_clauses_still_merges(tmp_path, embedder, old, new):
-    first, second = _second(tmp_path, embedder, old, new, "decision")
+    ("规则：前端请求都必须走 BFF 层，不允许直连后端。", "规则：前端直接请求后端，不需要经过 BFF 层。",
+     "规则：前端不允许直连后端，所有请求都必须经过 BFF 层。"),
+    ("Rule: never commit directly to main; open a pull request.",
+     "Rule: commit directly to main; never open a pull request.",
+     "Rule: all changes to main have to go through a pull request, no direct commits."),
+    ("Rule: verbose request logging stays off in production.", "Rule: verbose request logging stays on in production.",
+     "Rule: in production, verbose request logging stays off."),
+]
+
+
+@pytest.mark.parametrize("old,turned,same", CLAUSE_POLARITY)
+def test_what_each_clause_affirms_or_denies_decides_between_a_merge_and_a_contradiction(tmp_path, embedder, old,
+                                                                                        turned, same):
+    """Counting negations cannot tell these apart (or there is none: off / on); which clause
+    each one negates can."""
+    first, second = _second(tmp_path / "turned", embedder, old, turned, "decision")
+    assert second.status == "added" and second.relation == "contradicts" and second.related == first.id
+    first, second = _second(tmp_path / "same", embedder, old, same, "decision")
     assert second.status == "duplicate" and second.id == first.id
 
 
