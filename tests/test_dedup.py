@@ -481,7 +481,8 @@ def test_a_slot_filled_in_two_scripts_is_one_word_translated():
     ("Rule: feature flags default to off in production.", "Rule: feature flags default to on in production so they get traffic."),
     ("Rule: schema migrations run automatically on deploy.", "Rule: schema migrations are run manually after deploy."),
     ("规则：生产环境的调试面板默认隐藏。", "规则：生产环境的调试面板默认显示。"),
+    ("Preference: the agent runs the tests before committing.", "Preference: the agent commits first and runs the tests afterwards."),
 ])
 def test_a_switch_turned_the_other_way_contradicts(a, b):
-    """on / off, automatic / manual, show / hide: one word, the opposite rule."""
+    """on / off, automatic / manual, show / hide, before / afterwards: one word, the opposite rule."""
     assert any(why.startswith("polar") for why in contradictions(a, b))

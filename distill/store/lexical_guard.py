@@ -154,7 +154,7 @@ _POLAR: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     for name, pos, neg in [
         ("frequency", "always 总是 始终 一直", "never 从不 从来不 永远不"),
         ("enabled", "enable enabled enables 启用 开启 打开", "disable disabled disables 禁用 关闭 停用"),
-        ("order", "before 之前 以前", "after 之后 以后"),
+        ("order", "before 之前 以前", "after afterwards afterward 之后 以后"),
         ("required", "required mandatory 必填 必需 必须", "optional 可选 选填"),
         ("amount", "increase increases increased raise 增加 提高 调高", "decrease decreases decreased lower reduce 减少 降低 调低"),
         ("sync", "synchronous sync 同步", "asynchronous async 异步"),
@@ -475,9 +475,10 @@ def polar_clauses(body: str) -> list[tuple[str, int]]:
     """A text's clauses, each with the polarity of what it states: -1 when it negates (an odd
     number of negations: "never … without asking" asks), else 1. What a contrast rejects
     ("uv instead of pip", "uv, not pip", "uv 而不是 pip") is left out: it is the other value,
-    stated by neither sign. A negation attaches to its clause's predicate, so "must never
-    call X directly; requests go through the queue" and "calls X directly; requests must not
-    go on the queue" say the opposite with the same count of negations."""
+    stated by neither sign (measured: read as a denial, it kept more paraphrases apart than
+    contradictions). A negation attaches to its clause's predicate, so "must never call X
+    directly; requests go through the queue" and "calls X directly; requests must not go on
+    the queue" say the opposite with the same count of negations."""
     out = []
     for clause in clauses(body):
         kept, *rejected = _CONTRAST_SPLIT.split(clause)

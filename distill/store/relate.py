@@ -442,8 +442,7 @@ def _zh_words_swapped(new_text: str, old_text: str) -> list[tuple[str, str]]:
 def _moved_words(new_text: str, old_text: str) -> str | None:
     """Words that trade places and nothing else ("from [home] on Mondays and from [the office]
     on Fridays" / the reverse): the same words saying the opposite."""
-    ta = [t.casefold() for t in _TOKEN.findall(strip_keywords(old_text))]
-    tb = [t.casefold() for t in _TOKEN.findall(strip_keywords(new_text))]
+    ta, tb = _words(old_text), _words(new_text)
     ops = [op for op in SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes() if op[0] != "equal"]
     if len(ops) < 2 or any(op[0] != "replace" for op in ops):
         return None
@@ -454,6 +453,11 @@ def _moved_words(new_text: str, old_text: str) -> str | None:
 
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+#/\-]*|[\u3400-\u4dbf\u4e00-\u9fff]")  # a word; a Chinese character
 _TOKENS = re.compile(r"`[^`\n]+`|" + _TOKEN.pattern)  # the same, a code span counted as one word
+
+
+def _words(text: str) -> list[str]:
+    """A text's words in order, folded, a sentence's full stop not part of its last word."""
+    return [t.casefold().rstrip(".") or t for t in _TOKEN.findall(strip_keywords(text))]
 
 
 def changed_places(a: str, b: str) -> list[tuple[str, str, str]]:
@@ -500,8 +504,7 @@ def swapped_slots(a: str, b: str) -> list[tuple[str, str]]:
     """The words two texts of one template fill differently, when that is all that differs
     (every difference one word for one word): "run the [frontend] tests with [vitest]" /
     "run the [backend] tests with [pytest]". Empty when they differ in any other way."""
-    ta = [t.casefold() for t in _TOKEN.findall(strip_keywords(a))]
-    tb = [t.casefold() for t in _TOKEN.findall(strip_keywords(b))]
+    ta, tb = _words(a), _words(b)
     ops = [op for op in SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes() if op[0] != "equal"]
     if not ops or any(op[0] != "replace" or op[2] - op[1] != 1 or op[4] - op[3] != 1 for op in ops):
         return []
