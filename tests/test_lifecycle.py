@@ -231,6 +231,7 @@ def _second(tmp_path, embedder, old: str, new: str, category: str = "preference"
     ("规则：每周备份保留 4 份。", "规则：每周备份保留份数调整为 8 份。"),
     ("Preference: the daily digest email arrives at 7:00.",
      "Preference: as of this week, the daily digest email arrives at 9:30."),
+    ("Rule: code reviews need one approval.", "规则：从下周起代码评审需要两个人批准。"),
 ])
 def test_an_update_in_words_the_old_rule_did_not_know_is_kept_as_the_new_version(tmp_path, embedder, old, new):
     first, second = _second(tmp_path, embedder, old, new)
@@ -253,6 +254,7 @@ def test_a_new_value_in_the_same_slot_supersedes_a_choice_and_contradicts_an_obs
     ("Fact: the cache server listens on 7001 and the admin panel on 7002.",
      "Fact: the cache server listens on 7002 and the admin panel on 7001."),
     ("决定：五一去杭州，住西湖边的客栈。", "决定：元旦去杭州，住灵隐寺附近的酒店。"),
+    ("Rule: code reviews need one approval.", "规则：代码评审需要两个人批准。"),
 ])
 def test_near_identical_texts_that_state_other_values_are_never_merged(tmp_path, embedder, old, new):
     _, second = _second(tmp_path, embedder, old, new)

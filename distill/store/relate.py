@@ -219,7 +219,8 @@ _NEWS = re.compile(r"(?i)\b(?:from now on|going forward|from here on|henceforth|
                    r"|(?:switched|moved|migrated|changed)\s+(?:\w+\s+){0,3}?(?:from|off|to)\b"
                    r"|(?:switch|move|migrate|change)s?\s+(?:\w+\s+){0,3}?(?:from|off)\b)"
                    r"|\b(?:is|are|was|were|has been|have been|got)\s+(?:now\s+)?" + _GONE + r"|\bas of\b"
-                   r"|不再|不要再|别再|从现在起|从现在开始|以后|今后|换成|换到|改用|改为|改成|迁移到|切换到|"
+                   r"|\b(?:starting|effective)\s+(?:today|tomorrow|immediately|next|this|from|on|in)\b"
+                   r"|不再|不要再|别再|从现在起|从现在开始|从[^,;。，；\s]{1,8}?起|以后|今后|换成|换到|改用|改为|改成|迁移到|切换到|"
                    + _GONE_ZH + "|" + _TO_ZH)
 
 
@@ -382,11 +383,15 @@ def polarity_turned(new_text: str, old_text: str) -> str | None:
 
 _COUNT_WORDS = {w: str(n) for n, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split()) if n >= 2}  # "one" is "a"
+_COUNT_WORDS |= {"twice": "2", "thrice": "3"}  # "opened twice" / "两次打开"
 _COUNT = re.compile(r"(?i)\b(?:" + "|".join(_COUNT_WORDS) + r")\b")
 
 
-def _counts(text: str) -> set[str]:
-    """The numbers an English text spells out (two to twelve), as digits."""
+def _counts(text: str, p: "guard.Profile") -> set[str]:
+    """The numbers a text spells out, as digits: English two to twelve; in a Chinese text its
+    numerals (两, 三, …), as the guard reads them."""
+    if p.cjk_dominant:
+        return {x for x in p.spelled if x.isdigit() and f"{x}:00" not in p.numbers}
     return {_COUNT_WORDS[m.casefold()] for m in _COUNT.findall(_uncoded(text))}
 
 
@@ -416,10 +421,10 @@ def value_difference(new_text: str, old_text: str) -> str | None:
     qa, qb = _qualifiers(new_text), _qualifiers(old_text)
     if qa and qb and qa != qb:
         return f"about {', '.join(sorted(qb)) or '-'} / {', '.join(sorted(qa)) or '-'}"
-    if not (ev.cross or ev.zh):
-        wa, wb = _counts(new_text), _counts(old_text)
+    if not ev.zh:
+        wa, wb = _counts(new_text, ev.a), _counts(old_text, ev.b)
         if wa - wb - ev.b.numbers - ev.b.spelled or wb - wa - ev.a.numbers - ev.a.spelled:
-            return "numbers spelled out differ"  # "one approval" / "two approvals"
+            return "numbers spelled out differ"  # "one approval" / "two approvals" / "两个人批准"
     slots = _zh_words_swapped(new_text, old_text) if ev.zh else swapped_slots(new_text, old_text)
     if len(slots) >= 2:
         return "one template, " + ", ".join(f"{x} / {y}" for x, y in slots[:3])
