@@ -155,3 +155,16 @@ def test_source_roots_are_left_to_the_full_run(tmp_path):
     commit_batch(s, Path(json.loads(cli(s, "--json", "run").stdout)["batchFile"]))
     assert json.loads(cli(s, "--json", "run").stdout)["action"] == "noop"
     assert not answered(s)  # a glob's folders are pathlib's to walk: nothing recorded to compare
+
+
+def test_output_the_check_cannot_reproduce_is_not_kept():
+    """Templates are kept only if filling them gives the core's own output: a line that shows
+    its seconds another way (three places here) leaves no check to print it wrong."""
+    def outputs(seconds: float, at_ms: int, fmt: str = ".2f") -> tuple[str, str, str]:
+        return (f"noop: {seconds:{fmt}} s\n", f'{{"seconds":{seconds!r}}}\n', f'{{"atMs":{at_ms},"seconds":{seconds!r}}}')
+
+    stand_in = (noopcheck.STAND_IN_SECONDS, noopcheck.STAND_IN_AT_MS)
+    kept = noopcheck.templates(outputs(*stand_in), outputs(0.0123, 1796000000000), 0.0123, 1796000000000)
+    assert kept is not None and noopcheck.fill(kept[0], {"seconds_text": 1.5}) == "noop: 1.50 s\n"
+    assert noopcheck.templates(outputs(*stand_in, ".3f"), outputs(0.0123, 1796000000000, ".3f"),
+                               0.0123, 1796000000000) is None
