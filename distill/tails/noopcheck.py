@@ -41,7 +41,7 @@ from ..atomic import write_bytes
 from ..settings.core import DEFAULT_STATE_DIR, gather, inputs_key
 from .state import StateDir
 
-_VERSION = 1
+_VERSION = 2
 # stand-ins for what changes from run to run, so the core's own printing makes the templates:
 # the run's seconds (as the summary line and the JSON show them) and the last run's time
 STAND_IN_SECONDS, STAND_IN_AT_MS = 86400.125, 1234567890123
@@ -102,8 +102,11 @@ def record(path: str, *, inputs: int, probes: list[str], looked: list, printed: 
     """Keep what :func:`answer` compares (``looked``: :class:`distill.tails.discover.Looked`
     folders; ``probes``: other paths whose stat must stay; ``printed``: :func:`templates`;
     ``last_run``: where the last run is written)."""
-    folders = [(f.folder, f.names, [c[0] for c in f.candidates],
-                [numbers(c[1]) if c[1] is not None else None for c in f.candidates]) for f in looked]
+    # each folder's names joined and its stats as the bytes marshal makes of them: the check
+    # compares its own the same way, which spares it decoding 60,000 objects per 10,000 files
+    folders = [(f.folder, None if f.names is None else "\0".join(f.names), [c[0] for c in f.candidates],
+                marshal.dumps([numbers(c[1]) if c[1] is not None else None for c in f.candidates], 2))
+               for f in looked]
     data = (_VERSION, __version__, inputs, [(p, probe(p)) for p in probes], folders, printed, last_run)
     write_bytes(path, marshal.dumps(data, 2), durable=False)
 
@@ -134,8 +137,9 @@ def answer(flags: dict[str, str | None], as_json: bool) -> int | None:
     return 0
 
 
-def _same(folder: str, names: list[str] | None, candidates: list[str], expected: list) -> bool:
-    """Whether ``folder`` lists ``names`` (None: is not there) and its candidates stat as before."""
+def _same(folder: str, names: str | None, candidates: list[str], expected: bytes) -> bool:
+    """Whether ``folder`` lists ``names`` (joined by NUL; None: is not there) and its candidates
+    stat as before."""
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     except (FileNotFoundError, NotADirectoryError):
@@ -143,7 +147,7 @@ def _same(folder: str, names: list[str] | None, candidates: list[str], expected:
     except OSError:
         return False
     try:
-        if names is None or os.listdir(fd) != names:
+        if names is None or "\0".join(os.listdir(fd)) != names:
             return False
         got: list[tuple[int, int, int, int, int] | None] = []
         for name in candidates:
@@ -151,6 +155,6 @@ def _same(folder: str, names: list[str] | None, candidates: list[str], expected:
                 got.append(numbers(os.stat(name, dir_fd=fd)))
             except OSError:
                 got.append(None)
-        return got == expected
+        return marshal.dumps(got, 2) == expected
     finally:
         os.close(fd)
