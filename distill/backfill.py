@@ -39,7 +39,7 @@ import msgspec
 from .atomic import write_json
 from .config import Settings
 from .errors import ConfigError
-from .settings.core import AGENT_ID_RE, AGENT_ID_RULE, agent_refusal
+from .settings.core import AGENT_ID_RULE, agent_refusal, is_agent_id
 from .lock import FileLock
 from .model import RunSummary
 from .tails.reader import dry_walks
@@ -220,7 +220,7 @@ def run_backfill(settings: Settings, *, agent: str | None = None, since: str | N
     read = settings.backfill_archives if archives is None else archives
     settings = settings.replace(read_archives=read)
     since_s, until_s = parse_when(since), parse_when(until, end_of_day=True)
-    if agent is not None and not AGENT_ID_RE.match(agent):
+    if agent is not None and not is_agent_id(agent):
         raise ConfigError(f"--agent {agent!r} is not an agent id: use {AGENT_ID_RULE}")
     report = BackfillReport(action="noop", agent=agent, since=since, until=until)
     agents: set[str] = set()

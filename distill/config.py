@@ -21,7 +21,7 @@ import msgspec
 
 from .errors import ConfigError
 from .settings import core
-from .settings.core import AGENT_ID_RE, AGENT_ID_RULE
+from .settings.core import AGENT_ID_RULE, is_agent_id
 from .settings.thresholds import DedupThresholds
 from .tails.state import StateDir
 
@@ -49,7 +49,7 @@ _URI = re.compile(r"^([a-z][a-z0-9+.-]+):/+(.+)$")
 
 
 def _agent_id(setting: str, value: str) -> None:
-    if not AGENT_ID_RE.match(value):
+    if not is_agent_id(value):
         raise ValueError(f"agent id {value!r} in {setting} is not valid: use {AGENT_ID_RULE}")
 
 
@@ -231,6 +231,12 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, dict=Tr
         their defaults: a configured embedder is kept even where another would fit a table."""
         return self.__dict__.get("_given", frozenset())
 
+    @property
+    def inputs(self) -> int | None:
+        """:func:`distill.settings.core.inputs_key` of what :func:`load_settings` built these from;
+        None for settings made otherwise (directly, or by :meth:`replace`)."""
+        return self.__dict__.get("_inputs")
+
     def replace(self, **changes: Any) -> "Settings":
         """A copy with ``changes`` (not validated: the caller's values are already typed)."""
         new = msgspec.structs.replace(self, **changes)
@@ -306,4 +312,5 @@ def load_settings(**overrides: Any) -> Settings:
         at = at.rstrip("`").lstrip(".")
         raise ConfigError(f"{where}{f'setting {at}: ' if at else ''}{message}") from None
     settings.__dict__["_given"] = frozenset(values)
+    settings.__dict__["_inputs"] = core.inputs_key(overrides, config_path)
     return settings

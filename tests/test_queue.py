@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from distill.config import AGENT_ID_RE, load_settings
+from distill.config import load_settings
 from distill.enqueue import enqueue
-from distill.settings.core import AGENT_ID_PATTERN
+from distill.settings.core import is_agent_id
 from distill.settings.hook import HookConfig, load_hook_config
 from distill.queue import Queue, Task
 from distill.errors import InvalidTask, SessionGone
@@ -255,7 +255,13 @@ def test_hook_config_agrees_with_settings(env, tmp_path, monkeypatch, layout):
     assert light is not None
     full = HookConfig.from_settings(load_settings())
     assert {s: getattr(light, s) for s in HookConfig.__slots__} == {s: getattr(full, s) for s in HookConfig.__slots__}
-    assert AGENT_ID_PATTERN == AGENT_ID_RE.pattern
+
+
+@pytest.mark.parametrize("agent_id, valid", [("main", True), ("a.b_c-9", True), ("x" * 64, True), ("", False),
+                                             ("x" * 65, False), ("main\n", False), ("a/b", False),
+                                             ("ağent", False), ("a b", False), (5, False)])
+def test_an_agent_id_is_1_to_64_of_letters_digits_dot_underscore_dash(agent_id, valid):
+    assert is_agent_id(agent_id) is valid
 
 
 def test_hook_config_defers_odd_config_to_the_full_model(env, monkeypatch):

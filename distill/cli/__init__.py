@@ -118,6 +118,19 @@ def quick_args(argv: list[str]) -> Any:
     module = COMMANDS.get(argv[idx]) if idx is not None else None
     if module is None or idx is None:
         return None
+    values = global_flags(argv, idx)
+    if values is None:
+        return None
+    found = _Defaults(argv[idx])
+    importlib.import_module(f"{__name__}.{module}").register(found)
+    if found.defaults is None:
+        return None
+    return SimpleNamespace(command=argv[idx], **{**found.defaults, **values})
+
+
+def global_flags(argv: list[str], idx: int) -> dict[str, Any] | None:
+    """The global flags around the command at ``argv[idx]`` (``state_dir``, ``agents_dir``,
+    ``db``: None if not given; ``json``), or None if anything else is there."""
     values: dict[str, Any] = {"state_dir": None, "agents_dir": None, "db": None, "json": False}
     rest = argv[:idx] + argv[idx + 1:]
     i = 0
@@ -130,11 +143,7 @@ def quick_args(argv: list[str]) -> Any:
             i += 1
         else:
             return None
-    found = _Defaults(argv[idx])
-    importlib.import_module(f"{__name__}.{module}").register(found)
-    if found.defaults is None:
-        return None
-    return SimpleNamespace(command=argv[idx], **{**found.defaults, **values})
+    return values
 
 
 class _Defaults:
@@ -196,19 +205,21 @@ def settings_from_args(args: argparse.Namespace):
 
 def emit(result: Any, as_json: bool) -> None:
     """Print a handler's result: ``--json`` → one JSON object; otherwise its text from :mod:`.render`."""
-    if result is None:
-        return
+    if result is not None:
+        sys.stdout.write(emitted(result, as_json))
+
+
+def emitted(result: Any, as_json: bool) -> str:
+    """What :func:`emit` prints for ``result``."""
     if as_json:
         from ..model import encode_json
 
         data = result.model_dump(mode="json", by_alias=True) if hasattr(result, "model_dump") else result
-        sys.stdout.write(encode_json(data).decode() + "\n")
-    else:
-        from .render import render
+        return encode_json(data).decode() + "\n"
+    from .render import render
 
-        text = render(result)
-        if text:
-            print(text)
+    text = render(result)
+    return text + "\n" if text else ""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -220,6 +231,13 @@ def main(argv: list[str] | None = None) -> int:
         fast = fast_main(argv)
         if fast is not None:
             return fast
+    if idx is not None and argv[idx] == "run" and (flags := global_flags(argv, idx)) is not None:
+        from ..tails.noopcheck import answer  # the stdlib no-op check: nothing changed, nothing to load
+
+        as_json = flags.pop("json")
+        noop = answer(flags, as_json)
+        if noop is not None:
+            return noop
     args = quick_args(argv) or build_parser(argv).parse_args(argv)
     try:
         settings = settings_from_args(args)

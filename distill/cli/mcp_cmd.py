@@ -18,11 +18,11 @@ def register(sub) -> None:
 
 
 def _serve(settings, args) -> None:
-    from ..config import AGENT_ID_RE
+    from ..settings.core import is_agent_id
     from ..errors import ConfigError
     from ..mcp import serve
 
-    if args.agent is not None and not AGENT_ID_RE.match(args.agent):
+    if args.agent is not None and not is_agent_id(args.agent):
         raise ConfigError(f"--agent {args.agent!r} is not an agent id (letters, digits, '.', '_', '-'; at most 64)")
     if not 0 < args.port < 65536:
         raise ConfigError(f"--port {args.port} is not a TCP port")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from . import command
+from . import command, emitted
 from ..errors import DistillError
 from ..model import RunSummary
 
@@ -62,7 +62,7 @@ def _run(settings, args: argparse.Namespace):
     from ..tails.ledger import record_last_run
     from ..tails.life import BatchLife
 
-    result = BatchLife.cut(settings)
+    result = BatchLife.cut(settings, printed=lambda r: (emitted(r, False), emitted(r, True)))
     record_last_run(settings, result.summary, result.batch_file)
     return result
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from .core import AGENT_ID_RE, DEFAULT_AGENTS_DIR, DEFAULT_DISTILLER, DEFAULT_STATE_DIR, allow_list, gather
+from .core import DEFAULT_AGENTS_DIR, DEFAULT_DISTILLER, DEFAULT_STATE_DIR, allow_list, gather, is_agent_id
 
 FIELDS = ("state_dir", "agents_dir", "sources", "distiller_agent_id", "allowed_agent_ids")
 
@@ -51,7 +51,7 @@ def load_hook_config(state_dir: str | None = None, agents_dir: str | None = None
     raw_sources = v.get("sources", [])
     if not all(isinstance(x, str) for x in (sd, ad, distiller, allowed)) or not isinstance(raw_sources, list):
         return None
-    if not AGENT_ID_RE.match(distiller):
+    if not is_agent_id(distiller):
         return None
     sources = []
     for src in raw_sources:

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from ..settings.core import AGENT_ID_RE, AGENT_ID_RULE
+from ..settings.core import AGENT_ID_RULE, is_agent_id
 
 CATEGORIES = ("preference", "fact", "decision", "entity", "other")
 Category = Literal["preference", "fact", "decision", "entity", "other"]
@@ -22,7 +22,7 @@ def check_scope(scope: str) -> str:
             f"scope {scope!r} is not valid: use 'global' or 'agent:<id>' "
             "(import also accepts custom:/project:/user:)"
         )
-    if scope.startswith("agent:") and not AGENT_ID_RE.match(scope[len("agent:"):]):
+    if scope.startswith("agent:") and not is_agent_id(scope[len("agent:"):]):
         raise ValueError(f"scope {scope!r} is not valid: the agent id after 'agent:' must be {AGENT_ID_RULE}")
     return scope
 

@@ -75,21 +75,34 @@ class SessionFile(namedtuple("SessionFile", "path agent format st")):
         return f"{st.st_dev}:{st.st_ino}"
 
 
-def discover(settings: Settings, counters: Counter | None = None,
-             errors: list[str] | None = None) -> Iterator[SessionFile]:
+def discover(settings: Settings, counters: Counter | None = None, errors: list[str] | None = None,
+             seen: list[Looked | None] | None = None) -> Iterator[SessionFile]:
     """Every readable transcript under the configured roots (duplicates by inode removed).
 
     A folder that cannot be listed (no permission, a symlink loop) is counted
     (``folder_unreadable``) and named in ``errors``; every other folder is still read.
     Every root is listed before the first file is given (``counters`` and ``errors`` are
     complete by then): lists, not a chain of generators, are what keeps the per-file cost of
-    a no-op run over 10,000 files down."""
+    a no-op run over 10,000 files down.
+
+    ``seen``: also every folder looked at, as :class:`Looked`, so that the no-op check
+    (:mod:`distill.tails.noopcheck`) can tell later whether a listing would come out the same;
+    ``None`` for a root it cannot describe (a ``[[sources]]`` glob is pathlib's to walk)."""
     replay = _replay.get()
     if replay is not None and replay[0] is settings:
         return iter(replay[1])
     counters = counters if counters is not None else Counter()
     errors = errors if errors is not None else []
-    return iter(_unique(_all(settings, counters, errors)))
+    return iter(_unique(_all(settings, counters, errors, seen)))
+
+
+class Looked(namedtuple("Looked", "folder names candidates")):
+    """A folder discovery looked at: ``names`` as ``os.listdir`` gave them (None: there was no
+    such folder), and ``candidates``: each name it took for a transcript's, with its
+    ``os.stat_result`` (None: the stat failed). Whether a name is a transcript's follows from
+    the name and the settings alone, so the same names, stats and settings list the same files."""
+
+    __slots__ = ()
 
 
 def _unique(found: list[SessionFile]) -> list[SessionFile]:
@@ -130,11 +143,14 @@ class replaying:
             _replay.reset(self._token)
 
 
-def _all(settings: Settings, counters: Counter, errors: list[str]) -> list[SessionFile]:
-    found = openclaw_files(settings, counters, errors)
+def _all(settings: Settings, counters: Counter, errors: list[str],
+         seen: list[Looked | None] | None) -> list[SessionFile]:
+    found = openclaw_files(settings, counters, errors, seen)
     for root in settings.sources:
         if settings.agent_is_read(root.agent_id):
             found += source_files(root.path, root.glob, root.agent_id, root.format, counters, errors)
+            if seen is not None:
+                seen.append(None)
     return found
 
 
@@ -175,8 +191,10 @@ def _utf8(name: str) -> bool:
     return True
 
 
-def openclaw_files(settings: Settings, counters: Counter, errors: list[str] | None = None) -> list[SessionFile]:
+def openclaw_files(settings: Settings, counters: Counter, errors: list[str] | None = None,
+                   seen: list[Looked | None] | None = None) -> list[SessionFile]:
     errors = errors if errors is not None else []
+    seen = seen if seen is not None else []
     out: list[SessionFile] = []
     top = os.path.abspath(settings.agents_dir)
     try:
@@ -189,26 +207,29 @@ def openclaw_files(settings: Settings, counters: Counter, errors: list[str] | No
     except OSError as exc:
         _unreadable(top, exc, counters, errors)
         return out
+    seen.append(Looked(top, [e.name for e in agents], []))
     for agent_dir in sorted(agents, key=lambda e: e.name):
         agent = agent_dir.name
         if not settings.agent_is_read(agent):
             continue
+        folder = os.path.join(agent_dir.path, "sessions")
         try:
             if not agent_dir.is_dir():
+                seen.append(Looked(folder, None, []))
                 continue
         except OSError as exc:  # a symlink loop, a link into a folder that cannot be searched
             _unreadable(agent_dir.path, exc, counters, errors)
             continue
-        folder = os.path.join(agent_dir.path, "sessions")
         try:
             fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
         except (FileNotFoundError, NotADirectoryError):
+            seen.append(Looked(folder, None, []))
             continue
         except OSError as exc:
             _unreadable(folder, exc, counters, errors)
             continue
         try:
-            out += _sessions(settings, agent, folder, fd, counters, errors)
+            out += _sessions(settings, agent, folder, fd, counters, errors, seen)
         except OSError as exc:
             _unreadable(folder, exc, counters, errors)
         finally:
@@ -217,14 +238,17 @@ def openclaw_files(settings: Settings, counters: Counter, errors: list[str] | No
 
 
 def _sessions(settings: Settings, agent: str, folder: str, fd: int, counters: Counter,
-              errors: list[str]) -> list[SessionFile]:
+              errors: list[str], seen: list[Looked | None]) -> list[SessionFile]:
     """One agent's sessions folder, open as ``fd``: the per-file loop of every no-op run, kept
     tight (a list, not a generator; names stat'ed relative to the folder, which spares the
     kernel the whole path)."""
     prefix = folder + "/"
     out: list[SessionFile] = []
-    add, stat_, new, regular = out.append, os.stat, tuple.__new__, stat.S_IFREG
-    for name in sorted(os.listdir(fd)):
+    names = os.listdir(fd)
+    candidates: list[tuple[str, os.stat_result | None]] = []
+    seen.append(Looked(folder, names, candidates))
+    add, took, stat_, new, regular = out.append, candidates.append, os.stat, tuple.__new__, stat.S_IFREG
+    for name in sorted(names):
         if ".jsonl." in name and _is_archive(name):
             if not (settings.read_archives and _is_archived_session(name)):
                 continue
@@ -233,7 +257,9 @@ def _sessions(settings: Settings, agent: str, folder: str, fd: int, counters: Co
         try:
             st = stat_(name, dir_fd=fd)
         except OSError:
+            took((name, None))
             continue  # vanished between listing and stat, or a dangling link
+        took((name, st))
         if st.st_mode & 0o170000 == regular:
             if not name.isascii() and not _utf8(prefix + name):
                 _bad_name(prefix + name, counters, errors)

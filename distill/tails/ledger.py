@@ -39,14 +39,17 @@ from pathlib import Path
 from threading import get_ident
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from ..atomic import move, write_bytes
 from ..config import Settings
 from ..errors import DistillError, SchemaMismatch
 from ..lock import FileLock
 from ..model import BATCH_VERSION, Batch, BatchProgress, BatchResult, LastRun, RunSummary, decode, encode_json
+from . import noopcheck
 from .cursor import Cursor, SeenTurns, now_ms, turn_digest
-from .discover import SessionFile, discover, replaying
-from .state import chunks_file, noop_file
+from .discover import Looked, SessionFile, discover, replaying
+from .state import check_file, chunks_file, noop_file
 
 if TYPE_CHECKING:
     from .reader import TailWalk
@@ -183,23 +186,28 @@ def pending_batches(settings: Settings, cursor_path: Path | None = None) -> list
 def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
                  file_filter: Callable[[Path, os.stat_result], bool] | None = None,
                  cursor_path: Path | None = None,
-                 read_limit: Callable[[str], int | None] | None = None) -> BatchResult:
+                 read_limit: Callable[[str], int | None] | None = None,
+                 printed: Callable[[BatchResult], tuple[str, str]] | None = None) -> BatchResult:
     """Read every new complete line, write a batch of the turns, mark its ranges pending.
 
     ``only_files``: read just these transcripts (the daemon's per-session task).
     ``file_filter(path, stat)``: skip files it rejects (backfill's --agent/--since).
     ``cursor_path``: use another cursor file (backfill); the batch records it for ``commit``.
     ``read_limit(key)``: read a file (``"<dev>:<inode>"``) no further than this offset.
+    ``printed(result)``: what ``distill run`` prints for a result, as text and as JSON (the CLI's
+    own output), so that a run that finds nothing lets the no-op check answer the next one.
     """
     t0 = time.monotonic()
     cpath = Path(cursor_path or settings.state.cursor).absolute()
     plain = only_files is None and file_filter is None and read_limit is None and cursor_path is None
     with state_lock(settings):
-        found = _discovered(settings) if plain else None
+        discovered = _discovered(settings) if plain else None
+        found, seen = discovered if discovered is not None else (None, None)
         files = _listing(settings, found) if found is not None else None
         if files is not None and _noop_unchanged(settings, cpath, files):
             result = BatchResult(action="noop", cursor_path=str(cpath),
                                  summary=RunSummary(action="noop", seconds=time.monotonic() - t0))
+            _remember_check(settings, cpath, seen, result, printed)
         else:
             from .reader import TailWalk  # here: a run the no-op answers reads nothing
 
@@ -211,7 +219,9 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
                 walk.walk(only_files, file_filter)
             result = _finish(settings, cursor, walk, cpath, t0)
             if files is not None:
-                _remember_noop(settings, cpath, files, result)
+                _remember_noop(settings, cpath, files, result, seen, printed)
+            elif plain:  # discovery had something to report: no check answers the next run
+                _remember_check(settings, cpath, None, result, printed)
     _prune(settings)
     return result
 
@@ -230,13 +240,15 @@ def create_batch(settings: Settings, *, only_files: set[Path] | None = None,
 _NOOP_VERSION = b"3"
 
 
-def _discovered(settings: Settings) -> list[SessionFile] | None:
-    """What discovery finds, or None if it had something to report (a missing root, an
-    unreadable folder): then the walk discovers again and reports it, and no digest is kept."""
+def _discovered(settings: Settings) -> tuple[list[SessionFile], list[Looked | None]] | None:
+    """What discovery finds and the folders it looked at, or None if it had something to report
+    (a missing root, an unreadable folder): then the walk discovers again and reports it, and
+    no digest is kept."""
     counters: Counter = Counter()
     errors: list[str] = []
-    found = list(discover(settings, counters, errors))
-    return None if counters or errors else found
+    seen: list[Looked | None] = []
+    found = list(discover(settings, counters, errors, seen))
+    return None if counters or errors else (found, seen)
 
 
 def _listing(settings: Settings, found: list[SessionFile]) -> bytes:
@@ -273,7 +285,8 @@ def _noop_unchanged(settings: Settings, cpath: Path, files: bytes) -> bool:
         return False
 
 
-def _remember_noop(settings: Settings, cpath: Path, files: bytes, result: BatchResult) -> None:
+def _remember_noop(settings: Settings, cpath: Path, files: bytes, result: BatchResult,
+                   seen: list[Looked | None] | None, printed: Callable[[BatchResult], tuple[str, str]] | None) -> None:
     path = noop_file(cpath)
     clean = (result.action == "noop" and not result.summary.counters and not result.errors
              and not result.released and not result.batch_files)
@@ -284,6 +297,32 @@ def _remember_noop(settings: Settings, cpath: Path, files: bytes, result: BatchR
             path.unlink(missing_ok=True)
     except OSError:
         pass  # only a faster no-op is lost
+    _remember_check(settings, cpath, seen if clean else None, result, printed)
+
+
+def _remember_check(settings: Settings, cpath: Path, seen: list[Looked | None] | None, result: BatchResult,
+                    printed: Callable[[BatchResult], tuple[str, str]] | None) -> None:
+    """After a clean no-op of ``distill run`` (``printed`` given), what the stdlib no-op check
+    compares next time (:mod:`distill.tails.noopcheck`: the same folders, stats and inputs
+    mean this no-op again); otherwise none is left."""
+    path = check_file(cpath)
+    printed_as = None
+    if printed is not None and seen is not None and None not in seen and settings.inputs is not None:
+        def outputs(seconds: float, at_ms: int) -> tuple[str, str, str]:
+            shown = msgspec.structs.replace(result, summary=msgspec.structs.replace(result.summary, seconds=seconds))
+            return (*printed(shown), _last_run_json(shown.summary, shown.batch_file, None, at_ms))
+
+        seconds, at = result.summary.seconds, now_ms()
+        printed_as = noopcheck.templates(outputs(noopcheck.STAND_IN_SECONDS, noopcheck.STAND_IN_AT_MS),
+                                         outputs(seconds, at), seconds, at)
+    try:
+        if printed_as is None:
+            os.unlink(path)
+        else:
+            noopcheck.record(path, inputs=settings.inputs, probes=[str(cpath), str(settings.state.batches.absolute())],
+                             looked=seen, printed=printed_as, last_run=str(settings.state.last_run.absolute()))
+    except OSError:
+        pass  # none was there, or only a faster no-op is lost
 
 
 def _finish(settings: Settings, cursor: Cursor, walk: TailWalk, cpath: Path, t0: float) -> BatchResult:
@@ -638,9 +677,14 @@ def record_last_run(settings: Settings, summary: RunSummary, batch_file: str | N
     the action is then ``failed`` and the summary what was done before the failure).
 
     Informational only, so not fsynced: a no-op run stays cheap."""
-    last = LastRun(at_ms=now_ms(), action="failed" if error else summary.action, batch_file=batch_file,
+    write_bytes(settings.state.last_run, _last_run_json(summary, batch_file, error, now_ms()).encode(),
+                durable=False)
+
+
+def _last_run_json(summary: RunSummary, batch_file: str | None, error: str | None, at_ms: int) -> str:
+    last = LastRun(at_ms=at_ms, action="failed" if error else summary.action, batch_file=batch_file,
                    summary=summary, error=error)
-    write_bytes(settings.state.last_run, encode_json(last), durable=False)
+    return encode_json(last).decode()
 
 
 def _prune(settings: Settings) -> None:

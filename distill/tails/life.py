@@ -57,10 +57,11 @@ class BatchLife:
     def cut(settings: Settings, *, only_files: set[Path] | None = None,
             file_filter: Callable[[Path, os.stat_result], bool] | None = None,
             cursor_path: Path | None = None,
-            read_limit: Callable[[str], int | None] | None = None) -> BatchResult:
+            read_limit: Callable[[str], int | None] | None = None,
+            printed: Callable[[BatchResult], tuple[str, str]] | None = None) -> BatchResult:
         """The new tails → a PENDING batch (or ``noop``: nothing new)."""
         return ledger.create_batch(settings, only_files=only_files, file_filter=file_filter,
-                                   cursor_path=cursor_path, read_limit=read_limit)
+                                   cursor_path=cursor_path, read_limit=read_limit, printed=printed)
 
     @staticmethod
     def commit_file(settings: Settings, batch_file: Path) -> RunSummary:

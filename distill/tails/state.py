@@ -27,6 +27,9 @@ def _path(*parts: str | os.PathLike[str]) -> Path:
     return Path(*parts)
 
 
+_CURSOR = "cursor.json"
+
+
 class StateDir:
     """The paths of one state directory (nothing is created or read here)."""
 
@@ -46,7 +49,12 @@ class StateDir:
     @property
     def cursor(self) -> Path:
         """``cursor.json``; its digests of committed turns live beside it (:meth:`seen_dir`)."""
-        return _path(self._root, "cursor.json")
+        return _path(self._root, _CURSOR)
+
+    @property
+    def noop_check(self) -> str:
+        """The main cursor's :func:`check_file`, as a ``str`` (read before pathlib loads)."""
+        return check_file(os.path.join(self._root, _CURSOR))
 
     @property
     def lock(self) -> Path:
@@ -124,6 +132,13 @@ def noop_file(cursor_path: str | os.PathLike[str]) -> Path:
     found nothing (:func:`distill.tails.ledger.create_batch` skips the next walk if unchanged)."""
     p = _path(cursor_path)
     return p.with_name(p.stem + ".noop")
+
+
+def check_file(cursor_path: str | os.PathLike[str]) -> str:
+    """``<cursor stem>.check``: what the no-op check compares before the core loads
+    (:mod:`distill.tails.noopcheck`); written beside :func:`noop_file` by the same runs."""
+    folder, name = os.path.split(os.fspath(cursor_path))
+    return os.path.join(folder, name.rpartition(".")[0] + ".check")
 
 
 def chunks_file(batch_file: str | os.PathLike[str]) -> Path:

@@ -71,7 +71,7 @@ def startup(work: Path, many: Path, repeat: int, installs: list[vs.Python]) -> l
         tag = "" if n == 0 else f" [{py.cwd.name}]"
         many_n = work / f"many-state-{n}"  # each install its own: the no-op digest is per version
         if not many_n.exists():
-            shutil.copytree(state_many, many_n, ignore=shutil.ignore_patterns("cursor.noop"))
+            shutil.copytree(state_many, many_n, ignore=shutil.ignore_patterns("cursor.noop", "cursor.check"))
         one_n, empty_n = work / f"one-state-{n}", work / f"empty-state-{n}"
         states += [one_n, empty_n]
 
