@@ -19,6 +19,8 @@ MEMORIES = {
     "loki": "决定：日志统一发到 Loki，保留 14 天；Elasticsearch 集群已经下线。",
     "api_port": "规则：api 服务本地开发跑在 8000 端口，staging 上是 8081 端口。",
     "cooking": "偏好：做菜少盐少油，不放味精；孩子对花生过敏。",
+    "k8s": "Decision: the staging cluster on Kubernetes runs in namespace `shop-staging`; every Deployment gets a CPU limit of 500m.",
+    "no_auto_commit": "偏好：不要替用户自动 `git commit`，改完先给他看 diff，他确认后再提交。",
 }
 
 
@@ -43,6 +45,8 @@ def found(store, query: str) -> list[str]:
     ("下周一家里是不是要吃素？", "meals"),
     ("is the Elasticsearch cluster still around for searching logs?", "loki"),
     ("what port does the api server use when I run it locally?", "api_port"),
+    ("Should you commit my changes automatically once you're finished?", "no_auto_commit"),  # automatically → 自动
+    ("where do the logs go and how long are they kept?", "loki"),  # "how long" asks, it names nothing
 ])
 def test_a_question_finds_the_memory_in_the_other_language(store, query, key):
     assert key in found(store, query)
@@ -55,6 +59,7 @@ def test_a_question_finds_the_memory_in_the_other_language(store, query, key):
     "不用电饭煲怎么煮米饭？",  # cooking, but not what is stored about it
     "感冒了应该吃什么药？",
     "how much should I tip at restaurants in the US?",
+    "What's the difference between a Kubernetes Deployment and a StatefulSet?",  # names two of three things asked
 ])
 def test_a_neighbouring_question_finds_nothing(store, query):
     assert found(store, query) == []
@@ -67,6 +72,7 @@ def test_what_a_query_names_must_be_in_the_memory():
     assert holds_name("postgres", "brew install postgresql@16") and holds_name("docker-compose", "docker compose up")
     assert not holds_name("us", "because the status is up")
     assert holds_name("beijing", "规则：北京的服务器周一重启")  # the dictionary's English name
+    assert holds_name("tls", "决定：证书用 certbot 自动续期") and not holds_name("tls", "决定：日志保留 14 天")
 
 
 def test_a_short_english_memory_stays_english_with_its_chinese_keywords():

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from distill.store.dedup import content_hash
-from distill.text.keywords import GENERIC, grounded, query_concepts, translate_query, with_keywords, zh_keywords
+from distill.text.keywords import (GENERIC, concept_share, grounded, query_concepts, translate_query, with_keywords,
+                                   zh_keywords)
 
 
 def zh_line(text: str) -> list[str]:
@@ -45,3 +46,32 @@ def test_a_query_reaches_the_other_language():
     assert {"port", "occupy"} <= set(translate_query("端口被占用怎么办"))
     assert "端口占用" in translate_query("port 3000 already in use")
     assert query_concepts("What is the capital of Australia?")[-1] == ["australia"]  # a name stays a concept
+
+
+def concept(query: str, word: str) -> list[str]:
+    return next(g for g in query_concepts(query) if g[0] == word)
+
+
+def test_a_query_word_meets_its_own_inflections_and_no_longer_word():
+    assert concept_share([concept("How should release tags be named?", "tags")], "规则：发版前先打 tag。") == 1.0
+    git = concept("how do I undo the last git commit?", "git")
+    assert concept_share([git], "CI takes its secrets from GitHub Actions.") == 0.0
+    assert concept_share([git], "Rule: git pull before pushing.") == 1.0
+    assert concept_share([["sql"]], "the SQLite file is locked") == 0.0 == concept_share([["cooker"]], "Keywords (en): cooking")
+
+
+def test_how_a_question_asks_is_not_what_it_asks_about():
+    words = [g[0] for g in query_concepts("Where do our logs end up and how long are they kept?")]
+    assert "logs" in words and "long" not in words
+    assert "won" not in [g[0] for g in query_concepts("The redis container won't start.")]
+    assert len([g for g in query_concepts("pip fails on dependencies") if "依赖管理" in g]) == 1  # one word, one concept
+
+
+def test_a_name_no_dictionary_knows_is_still_a_concept():
+    assert ["statefulset"] in query_concepts("What's the difference between a Kubernetes Deployment and a StatefulSet?")
+
+
+def test_an_adverb_takes_the_sense_of_its_adjective():
+    assert "自动" in concept("Can you commit automatically?", "automatically")
+    line = zh_line(with_keywords("Rule: never push to main automatically; the owner merges manually."))
+    assert {"自动", "手动"} <= set(line) and "自然而然" not in line

@@ -51,6 +51,9 @@ COS_LOW_ZH, COS_HIGH_ZH = 0.83, 0.95
 # a query that names something (MySQL, Kafka, order_id, a number) and a memory that names none
 # of it: at most a neighbour ("MongoDB's default port" against the Redis port memory)
 NAME_MISS = 0.6
+# an English question naming several things and a memory holding only some of them: about one of
+# them, not what was asked ("Kubernetes Deployment and a StatefulSet" against a Deployment memory)
+NAME_PART = 0.75
 
 
 def where_clause(scope: str | list[str] | None = None, category: str | None = None,
@@ -239,8 +242,11 @@ def relevance(query: str, texts: list[str], cosines: np.ndarray, *, baseline: fl
             low, high = (COS_LOW_ZH, COS_HIGH_ZH) if query_zh and is_chinese(text) else (COS_LOW, COS_HIGH)
             meaning = min(max((float(cos) - low) / (high - low), 0.0), 1.0)
             score = W_MEANING * meaning + W_MARGIN * margin + W_WORDS * max(word_overlap(terms, text), shared)
-        if names and not any(holds_name(n, text) for n in names):
+        held = sum(holds_name(n, text) for n in names)
+        if names and not held:
             score *= NAME_MISS
+        elif held < len(names) and not query_zh:
+            score *= NAME_PART
         folded = _fold(text)
         if (entities and all(e in folded for e in entities)) or (len(whole) >= 6 and whole in folded):
             score = max(score, EXACT_SCORE) + 0.04 * meaning  # exact first; among several, by meaning

@@ -72,7 +72,8 @@ _PHRASES: list[tuple[str, str]] = [
     (r"mirror", "镜像源"), (r"images?|PNG|JPE?G|WebP", "图片"), (r"slow|latency|performance", "性能"),
     (r"\blogs?\b|logging", "日志"), (r"personal data|PII\b|privacy", "个人数据"), (r"spreadsheet|excel|csv", "电子表格"),
     (r"format(?:ted|ter|ting)?\b|black\b|prettier|isort|lint", "代码格式"), (r"template", "模板"),
-    (r"docker|container", "容器"), (r"restart", "重启"), (r"upgrade", "升级"), (r"proxy", "代理"),
+    (r"docker|container", "容器"), (r"virtualenv|venv\b|virtual environment", "虚拟环境"),
+    (r"restart", "重启"), (r"upgrade", "升级"), (r"proxy", "代理"),
     (r"api key|token|secret", "密钥"), (r"alert|on-call|pager", "告警"), (r"monitor", "监控"),
     (r"\bport\b", "端口"), (r"database|postgres|mysql|sqlite", "数据库"), (r"release", "发布"),
     (r"ios\b|android|mobile app", "移动应用"), (r"tickets?", "工单"), (r"editor|IDE\b|VS Code|vim\b", "编辑器"),
@@ -91,7 +92,7 @@ _EN_STOP = frozenset(
     "way thing things time times day days them they you your our ours his her him she itself through per via "
     "like see says said show shows shown work works worked run runs ran later now end ends good best better "
     "lot lots avoid happen happens happened nothing something anything specific please owner owners "
-    "too cannot without once maybe correct ready inside exactly current actually automatically etc need needs "
+    "too cannot without once maybe correct ready inside exactly current actually etc need needs "
     "looking look give gives out directly about additional add appears appear proceed followed follow occurs "
     "reality probability different same complete completely try trying tried exist exists existing existed "
     "able unable sure really actual following certain whether either neither rather quite enough instead "
@@ -200,14 +201,32 @@ def query_concepts(query: str) -> list[list[str]]:
             if len(word) >= 2 and word not in GENERIC and word not in _ZH_STOP:
                 glosses = [g for g in dict.fromkeys([*_en_glosses(word), *_clean_glosses(word)]) if g.casefold() not in _EN_STOP]
                 out.append([word, *dict.fromkeys([*glosses[:5], *_core_words(word)])])
-    latin = _CJK.sub(" ", query)
+    latin = _QUESTION.sub(" ", _CJK.sub(" ", query))
+    phrases: list[str] = []
     if latin.strip():
-        out += [[m.group(0).casefold(), zh] for rx, zh in _PHRASE_RES if (m := rx.search(latin))]
-        out += [[w, *_to_zh(w, generic=True)[:3]] for w in _content_words(latin, names=True) if len(w) > 2]
+        matches = [(m, zh) for rx, zh in _PHRASE_RES if (m := rx.search(latin))]
+        phrases = [m.group(0).casefold() for m, _ in matches if latin[m.end():m.end() + 1].isalpha()]
+        out += [[m.group(0).casefold(), zh] for m, zh in matches]
+        out += [[w, *_other_forms(w)] for w in _content_words(latin, names=True) if len(w) > 2]
     merged: dict[str, list[str]] = {}  # one concept per word: "port" from the phrase table and the dictionary
-    for group in out:
-        merged[group[0]] = list(dict.fromkeys([*merged.get(group[0], []), *group]))
+    for group in out:  # and a phrase read inside a word is that word's concept ("dependenc" in "dependencies")
+        key = next((p for p in phrases if p != group[0] and group[0].startswith(p)), group[0])
+        merged[key] = list(dict.fromkeys([*merged.get(key, []), *group]))
+    for name in query_names(query):  # what the query names is a concept even if no dictionary knows it (StatefulSet)
+        if not any(name in group for group in merged.values()):
+            merged[name] = [name]
     return list(merged.values())
+
+
+# how a question asks, not what it asks about ("how long are they kept", "won't start")
+_QUESTION = re.compile(r"\bhow (?:long|many|much|often|far)\b|\b(?:won|don|isn|aren|doesn|can)'t\b|\bokay\b", re.IGNORECASE)
+
+
+def _other_forms(word: str) -> list[str]:
+    """A query's English word in other forms: its dictionary forms (tags → tag: a memory's
+    English keywords say "tag") and its three commonest Chinese headwords."""
+    known = [lemma for lemma in _lemmas(word)[1:] if lemma in _reverse()]
+    return list(dict.fromkeys([*known, *_to_zh(word, generic=True)[:3]]))
 
 
 def _core_words(word: str) -> list[str]:
@@ -252,8 +271,8 @@ _QUERY_STOP = frozenset("is are the a an of to in on at for and or do does did h
 def holds_name(name: str, text: str) -> bool:
     """Does ``text`` name ``name``: as a word (a short name) or a word's start (postgres in
     postgresql@16), also with its separators read as spaces (docker-compose, docker compose);
-    in a Chinese text also as its Chinese word (review → 评审, api → 接口), a dictionary word's
-    English name (北京 → beijing) or its reading (飞书 → feishu)?"""
+    in a Chinese text also as its Chinese word (review → 评审, api → 接口; the phrase table's:
+    TLS → 证书), a dictionary word's English name (北京 → beijing) or its reading (飞书 → feishu)?"""
     folded = text.casefold()
     for form in dict.fromkeys([name, re.sub(r"[-_.]", " ", name)]):
         tail = r"(?![a-z0-9])" if len(form) <= 3 else ""
@@ -263,6 +282,8 @@ def holds_name(name: str, text: str) -> bool:
     if not runs or not name.isalpha():
         return False
     if any(len(z) >= 2 and z in text for z in _to_zh(name, generic=True)):
+        return True
+    if any(zh in text for rx, zh in _PHRASE_RES if rx.fullmatch(name)):  # TLS → 证书, CI → 持续集成
         return True
     if any(name in glossary.proper_names(w) for w in glossary.words(runs)):
         return True
@@ -279,9 +300,16 @@ def concept_share(concepts: list[list[str]], text: str) -> float:
 
 
 def _stems(folded: str) -> set[str]:
-    """Every start (3 letters or more) of each English word: a gloss word meets the text when
-    its :func:`_stem` is one of them (fail meets failed, scheduled meets schedule)."""
-    return {w[:n] for w in re.findall(r"[a-z]{3,}", folded) for n in range(3, len(w) + 1)}
+    """Every start (5 letters or more) of each English word, and the word's dictionary forms: a
+    gloss word meets the text when its :func:`_stem` is one of them (scheduled meets schedule,
+    fail meets failed, tag meets tags). A short word meets only its own inflections: git does not
+    meet GitHub, nor sql SQLite."""
+    out: set[str] = set()
+    for w in set(re.findall(r"[a-z]{3,}", folded)):
+        out.update(w[:n] for n in range(5, len(w) + 1))
+        out.update(lemma for lemma in _lemmas(w)[1:] if lemma in _reverse())  # a word: not "cooke" from cooking
+        out.add(w)
+    return out
 
 
 def _stem(word: str) -> str:
@@ -386,7 +414,8 @@ _WORK_ZH = {
     "report": "报告", "approval": "审批", "field": "字段", "column": "字段/列", "row": "数据行/行", "record": "记录",
     "key": "键", "string": "字符串", "object": "对象", "function": "函数", "value": "值", "path": "路径",
     "script": "脚本", "job": "任务", "hook": "钩子", "process": "进程", "thread": "线程", "lock": "锁",
-    "state": "状态", "default": "默认", "port": "端口", "host": "主机", "channel": "频道", "message": "消息",
+    "state": "状态", "default": "默认", "manual": "手动/手册", "manually": "手动",
+    "port": "端口", "host": "主机", "channel": "频道", "message": "消息",
     "session": "会话", "token": "令牌", "index": "索引", "schema": "模式", "queue": "队列", "stack": "堆栈",
     "source": "源", "target": "目标", "bug": "缺陷", "patch": "补丁", "run": "运行", "option": "选项",
     "flag": "标志", "argument": "参数", "parameter": "参数", "return": "返回", "call": "调用", "check": "检查",
@@ -440,6 +469,8 @@ def _to_zh(word: str, generic: bool = False) -> list[str]:
         return [z for z in work if z not in GENERIC]
     index = _reverse()
     verb = word.endswith(("ed", "ing"))
+    if word.endswith("ically"):  # the adverb of an -ic adjective means what it means: automatically → 自动, not 自然而然
+        lemmas = [*lemmas[1:], word]
     found = next((index[lemma] for lemma in lemmas if lemma in index), [])
     found = sorted(found, key=lambda e: not (verb and e[1]))
     return [z for z in dict.fromkeys([*work, *(z for z, _ in found)]) if generic or z not in GENERIC]
@@ -449,7 +480,7 @@ def _lemmas(word: str) -> list[str]:
     """``word`` and the dictionary forms it may be an inflection of (migrating → migrate)."""
     out = [word]
     for suffix, repl in (("ies", "y"), ("es", ""), ("s", ""), ("ied", "y"), ("ed", ""), ("ed", "e"), ("d", ""),
-                         ("ing", ""), ("ing", "e")):
+                         ("ing", ""), ("ing", "e"), ("ically", "ic"), ("ally", "al")):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             stem = word[: -len(suffix)]
             out.append(stem + repl)
