@@ -304,3 +304,37 @@ def test_uncertain_in_chinese_negates_nothing_so_its_translation_merges_and_neve
     _, second = _second(tmp_path / "b", embedder, old, "Preference: when a requirement is unclear, never stop to ask the "
                         "user; pick the likeliest reading and carry on.")
     assert second.status == "added"
+
+
+# (stored, the same words saying the opposite, a paraphrase of the stored text)
+OPPOSITE_WORDINGS = [
+    # one fix adds the flag, the other removes it
+    ("Pitfall: the e2e job hangs in CI. Cause: the browser waits for a display. Fix: add `--headless` to the "
+     "Playwright command.",
+     "Pitfall: the e2e job hangs in CI. Cause: the browser waits for a display. Fix: remove `--headless` from the "
+     "Playwright command.",
+     "Pitfall: Playwright e2e tests hang in CI because the browser waits for a display; adding `--headless` to the "
+     "command fixed it."),
+    ("Rule: in the web repo, remove the `--fix` flag from the lint step in CI.",
+     "Rule: in the web repo, add the `--fix` flag to the lint step in CI.", None),
+    # the same two steps in the other order
+    ("规则：上线时先备份数据库，再执行迁移。", "规则：上线时先执行迁移，再备份数据库。", "规则：上线前先备份数据库，然后再跑迁移。"),
+    ("Rule: back up the database before running the migrations.",
+     "Rule: run the migrations before backing up the database.",
+     "Rule: always run the database backup first, then the migrations."),
+    # both deny with 不需要, each in the other clause
+    ("规则：改了接口要更新文档，但不需要通知前端。", "规则：改了接口不需要更新文档，但要通知前端。",
+     "规则：接口改动后文档要同步更新，前端不需要通知。"),
+]
+
+
+@pytest.mark.parametrize("old,opposite,same", OPPOSITE_WORDINGS)
+def test_opposite_actions_a_swapped_order_or_a_moved_negation_are_kept_as_contradictions(tmp_path, embedder, old,
+                                                                                         opposite, same):
+    """Nearly the same words (cosine ≥ 0.99), the opposite instruction: add / remove, 先 A 再 B
+    / 先 B 再 A, 不需要 in the other clause. Merging would lose one of them."""
+    first, second = _second(tmp_path / "opposite", embedder, old, opposite, "decision")
+    assert second.status == "added" and second.relation == "contradicts" and second.related == first.id
+    if same:
+        first, second = _second(tmp_path / "same", embedder, old, same, "decision")
+        assert second.status == "duplicate" and second.id == first.id

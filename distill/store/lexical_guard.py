@@ -451,10 +451,27 @@ def negations(text: str) -> int:
     """How many words negate in ``text`` (English and Chinese), idioms that negate nothing
     ("nothing but", "no more than", 不同, 不确定) and a contrast's "not" ("uv, not pip") left
     out. The one count: the guard's profile and the lifecycle's clauses both read it."""
+    return len(_negating(text))
+
+
+def _negating(text: str) -> list[tuple[int, int]]:
+    """Where the words ``negations`` counts stand in ``text``: (start, end) of each."""
+    def blank(m: re.Match) -> str:  # same length, so the offsets stay the text's
+        return " " * len(m.group(0))
+
     contrast_nots = {m.end() for m in _NOT_AFTER_COMMA.finditer(text)}  # "uv, not pip"
-    plain = _NOT_NEGATION_EN.sub(" ", text)
-    en = [m for m in _NEGATION_EN.finditer(plain) if m.end() not in contrast_nots]
-    return len(en) + len(_NEGATION_ZH.findall(_NOT_NEGATION_ZH.sub(" ", text)))
+    en = [m.span() for m in _NEGATION_EN.finditer(_NOT_NEGATION_EN.sub(blank, text)) if m.end() not in contrast_nots]
+    return en + [m.span() for m in _NEGATION_ZH.finditer(_NOT_NEGATION_ZH.sub(blank, text))]
+
+
+def without_negations(text: str) -> str:
+    """``text`` with each word that negates blanked out: what a clause states, its sign aside.
+    A negation is how a clause says something, never what it is about: 不需要 / 不需要 on both
+    sides is no shared term, whatever each clause denies."""
+    out = list(text)
+    for start, end in _negating(text):
+        out[start:end] = " " * (end - start)
+    return "".join(out)
 
 
 _CLAUSE = re.compile(rf"[;；。!?！？\n，]|(?<=[{_CJK}]),|,(?=\s*[{_CJK}])|,\s+(?:but|and|so|then)\b|[.](?=\s)"
@@ -478,13 +495,14 @@ def polar_clauses(body: str) -> list[tuple[str, int]]:
     stated by neither sign (measured: read as a denial, it kept more paraphrases apart than
     contradictions). A negation attaches to its clause's predicate, so "must never call X
     directly; requests go through the queue" and "calls X directly; requests must not go on
-    the queue" say the opposite with the same count of negations."""
+    the queue" say the opposite with the same count of negations. Each clause comes without
+    its negation words (``without_negations``): its sign says them."""
     out = []
     for clause in clauses(body):
         kept, *rejected = _CONTRAST_SPLIT.split(clause)
         kept += " ".join(r[m.start():] for r in rejected if (m := _REJECTED_END.search(r)))
         if kept.strip():
-            out.append((kept, -1 if negations(kept) % 2 else 1))
+            out.append((without_negations(kept), -1 if negations(kept) % 2 else 1))
     return out
 
 

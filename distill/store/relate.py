@@ -269,17 +269,19 @@ def slot_change(new_text: str, old_text: str) -> tuple[Relation, str] | None:
         return None
     values = [c for c in ev.conflicts if _is_value_conflict(c)]
     own = value_difference(new_text, old_text)
-    if own and own.startswith(("code", "numbers", "polarity")):
+    if own and own.startswith(("code", "numbers", "polarity", "order")):
         values.append(own)
     if not values:
         return None
+    if own and own.startswith("order swapped"):
+        return "contradicts", own  # the same two actions each side: one subject, however reworded
     share = _zh_share(new_text, old_text) if ev.zh else _share(_uncoded(new_text), _uncoded(old_text))
     places = changed_places(new_text, old_text)
     one_word = len(places) == 1 and max(len(_TOKENS.findall(x)) for x in places[0][1:]) <= 3
     if share < (CONTRADICTION_SHARE_ZH if ev.zh else CONTRADICTION_SHARE) and not one_word:
         return None  # a word or three changed and the rest word for word: the same subject, however short
     polar = [c for c in values if c.startswith(("negation", "polar"))]
-    swapped = [c for c in values if c.startswith("numbers swapped")]
+    swapped = [c for c in values if c.startswith(("numbers swapped", "order swapped"))]
     if polar or swapped:
         return "contradicts", (polar or swapped)[0]
     if len(places) >= 2:
@@ -381,6 +383,75 @@ def polarity_turned(new_text: str, old_text: str) -> str | None:
     return None
 
 
+# acting on a thing and undoing it: what a fix or a rule does to its object
+_ACTION = re.compile(
+    r"(?i)\b(?:(?P<on>add|adds|added|adding|enable|enables|enabled|enabling|turn on|turns on|turned on|switch on)"
+    r"|(?P<off>remove|removes|removed|removing|delete|deletes|deleted|deleting|disable|disables|disabled|disabling"
+    r"|turn off|turns off|turned off|switch off))\b"
+    r"|(?P<on_zh>加上|加进|加入|添加|启用|开启|打开)|(?P<off_zh>去掉|去除|删掉|删除|移除|拿掉|禁用|关闭|关掉|停用)")
+
+
+def _acted_on(text: str) -> dict[str, set[int]]:
+    """Each term (code spans too) of a clause that adds or enables something (+1) or removes
+    or disables it (-1), with that sign; a clause that does both says neither."""
+    out: dict[str, set[int]] = {}
+    for clause in guard.clauses(_KIND_LABEL.sub("", strip_keywords(text)).replace("`", "")):
+        signs = {1 if m.group("on") or m.group("on_zh") else -1 for m in _ACTION.finditer(clause)}
+        if len(signs) != 1:
+            continue
+        for t in _terms(_ACTION.sub(" ", clause)) - _STOP:
+            out.setdefault(t, set()).update(signs)
+    return out
+
+
+def opposite_actions(new_text: str, old_text: str) -> str | None:
+    """One text adds or enables what the other removes or disables ("Fix: remove
+    `--runInBand` from the CI script" / "Fix: add `--runInBand` to the CI script"; 启用 / 禁用,
+    加上 / 去掉), and the two do nothing the same way to a thing they both name."""
+    a, b = _acted_on(new_text), _acted_on(old_text)
+    both = a.keys() & b.keys()
+    turned = sorted(t for t in both if len(a[t]) == len(b[t]) == 1 and a[t] != b[t])
+    if turned and not any(a[t] == b[t] for t in both):
+        return f"polarity: opposite actions on {', '.join(turned[:3])}"
+    return None
+
+
+# two actions in an order: 先 A 再 B, A 之后 B, first A then B, A before B, B after A
+_SEQUENCE = [re.compile(p, re.I) for p in (
+    r"先(?P<a>[^，,。；;！？]+?)[，,]?\s*(?:再|然后|之后再|后再)(?P<b>[^，,。；;！？]+)",
+    r"(?P<a>[^，,。；;！？]+?)(?:之后|以后)(?:再|才)?(?P<b>[^，,。；;！？]+)",
+    r"(?P<b>[^，,。；;！？]+?)之前(?:先|要)?(?P<a>[^，,。；;！？]+)",
+    rf"\bfirst\s+(?P<a>{_B}+?),?\s+(?:and\s+)?then\s+(?P<b>{_B}+)",
+    rf"(?P<a>{_B}+?),?\s+(?:and\s+)?then\s+(?P<b>{_B}+)",
+    rf"(?P<a>{_B}+?)\s+(?:only\s+)?before\s+(?P<b>{_B}+)",
+    rf"(?P<b>{_B}+?)\s+(?:only\s+)?after\s+(?P<a>{_B}+)",
+)]
+
+
+def _sequences(text: str) -> list[tuple[set[str], set[str]]]:
+    """The (first, second) actions a text puts in an order, each as its terms, code spans too."""
+    body = _KIND_LABEL.sub("", strip_keywords(text)).replace("`", "")
+    out = []
+    for pattern in _SEQUENCE:
+        for m in pattern.finditer(body):
+            first, second = _terms(m.group("a")) - _STOP, _terms(m.group("b")) - _STOP
+            if first and second:
+                out.append((first, second))
+    return out
+
+
+def order_swapped(new_text: str, old_text: str) -> str | None:
+    """The same two actions in the other order ("先停掉 worker，再重启 API" / "先重启 API，再停掉
+    worker"; "run seed only after migrate" / "run migrate only after seed"): the first of one
+    is the second of the other, and each meets its counterpart less than its swap."""
+    for a1, a2 in _sequences(new_text):
+        for b1, b2 in _sequences(old_text):
+            cross, straight = len(a1 & b2) + len(a2 & b1), len(a1 & b1) + len(a2 & b2)
+            if a1 & b2 and a2 & b1 and cross > straight:
+                return f"order swapped: {', '.join(sorted(b1)[:2])} / {', '.join(sorted(b2)[:2])}"
+    return None
+
+
 _COUNT_WORDS = {w: str(n) for n, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split()) if n >= 2}  # "one" is "a"
 _COUNT_WORDS |= {"twice": "2", "thrice": "3"}  # "opened twice" / "两次打开"
@@ -412,9 +483,12 @@ def value_difference(new_text: str, old_text: str) -> str | None:
             return f"numbers swapped: {', '.join(dict.fromkeys(nb))} / {', '.join(dict.fromkeys(na))}"
     if not ev.cross and _negations(new_text) != _negations(old_text):
         return "negated a different number of times"
-    turned = polarity_turned(new_text, old_text)
+    turned = polarity_turned(new_text, old_text) or opposite_actions(new_text, old_text)
     if turned:
         return turned
+    order = order_swapped(new_text, old_text)
+    if order:
+        return order
     moved = _moved_words(new_text, old_text)
     if moved:
         return f"the same words in other places: {moved}"
