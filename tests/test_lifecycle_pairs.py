@@ -126,7 +126,8 @@ def test_a_fix_that_says_instead_of_is_no_update_of_an_unrelated_row():
     assert relate(update, [Candidate(OLD_ID, old, 0.9)], th).relation == "supersedes"
 
 
-@pytest.mark.parametrize("name", ["blind_lifecycle.jsonl", "blind2_lifecycle.jsonl"])
+@pytest.mark.parametrize("name", ["blind_lifecycle.jsonl", "blind2_lifecycle.jsonl", "blind3_lifecycle.jsonl",
+                                  "blind4_lifecycle.jsonl"])
 def test_no_update_in_the_blind_sets_is_thrown_away_as_a_duplicate(name, request):
     """The sets written by labellers who never saw the code (tests/bench/blind_lifecycle.py
     prints every figure): by the rule alone, no update is ever decided "same"."""
