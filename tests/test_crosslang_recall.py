@@ -21,6 +21,15 @@ MEMORIES = {
     "cooking": "偏好：做菜少盐少油，不放味精；孩子对花生过敏。",
     "k8s": "Decision: the staging cluster on Kubernetes runs in namespace `shop-staging`; every Deployment gets a CPU limit of 500m.",
     "no_auto_commit": "偏好：不要替用户自动 `git commit`，改完先给他看 diff，他确认后再提交。",
+    "acme": ("Pitfall: the staging TLS certificate was never issued."
+             " Cause: the ACME solver's ingress had no ingress class, so nginx ignored it."
+             " Fix: set `ingressClassName: nginx` on the solver."),
+    "crash": ("Pitfall: the billing service crashed at start after the move to .NET Core 8."
+              " Cause: the container still used the 6.0 runtime image. Fix: build it on the `dotnet/aspnet:8.0` image."),
+    "cronjob": ("Pitfall: a Kubernetes CronJob ran two pods at once because a run outlasted the schedule,"
+                " and both wrote the same rows. Fix: set `concurrencyPolicy: Forbid` in the CronJob spec."),
+    "pr_size": "规则：一个 PR 超过 400 行就要拆开，合并前至少一个人 review。",
+    "force_push": "Rule: never force-push the shared master branch; after a rebase, push to your own branch and open a pull request.",
 }
 
 
@@ -47,8 +56,11 @@ def found(store, query: str) -> list[str]:
     ("what port does the api server use when I run it locally?", "api_port"),
     ("Should you commit my changes automatically once you're finished?", "no_auto_commit"),  # automatically → 自动
     ("where do the logs go and how long are they kept?", "loki"),  # "how long" asks, it names nothing
+    ("k8s 定时任务上一轮还没跑完下一轮又起来了，两个 pod 同时写库，怎么避免？", "cronjob"),  # k8s: Kubernetes
+    ("我 rebase 完了想强推一下 main，可以吗？", "force_push"),  # main: a word, the memory says master
+    ("我这个 PR 改了 600 多行，可以直接合吗？", "pr_size"),  # same language: 600 is asked about, not named
 ])
-def test_a_question_finds_the_memory_in_the_other_language(store, query, key):
+def test_a_question_finds_the_memory_it_asks_about(store, query, key):
     assert key in found(store, query)
 
 
@@ -65,6 +77,14 @@ def test_a_neighbouring_question_finds_nothing(store, query):
     assert found(store, query) == []
 
 
+@pytest.mark.parametrize("query", [
+    "Nginx 怎么用 limit_req 做接口限流？",  # nginx, but not its rate limit
+    "C 程序段错误产生了 core dump，怎么用 gdb 分析？",  # a crash, but not how to read a core file
+])
+def test_a_chinese_question_naming_what_the_memory_lacks_finds_nothing(store, query):
+    assert found(store, query) == []
+
+
 def test_what_a_query_names_must_be_in_the_memory():
     assert query_names("what port does MongoDB use by default?") == ["mongodb"]
     assert query_names("MySQL 默认端口是多少？") == ["mysql"]
@@ -73,6 +93,12 @@ def test_what_a_query_names_must_be_in_the_memory():
     assert not holds_name("us", "because the status is up")
     assert holds_name("beijing", "规则：北京的服务器周一重启")  # the dictionary's English name
     assert holds_name("tls", "决定：证书用 certbot 自动续期") and not holds_name("tls", "决定：日志保留 14 天")
+
+
+def test_a_numeronym_names_the_word_it_shortens():
+    assert holds_name("k8s", "Decision: staging runs on Kubernetes")
+    assert holds_name("i18n", "Rule: internationalization strings live in locales/")
+    assert not holds_name("k8s", "Decision: staging runs on Nomad")
 
 
 def test_a_short_english_memory_stays_english_with_its_chinese_keywords():

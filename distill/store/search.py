@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import ConfigError
-from ..text.keywords import concept_share, holds_name, is_chinese, query_concepts, query_names
+from ..text.keywords import concept_share, holds_name, is_chinese, is_own_name, query_concepts, query_names
 from .models import CATEGORIES, MemoryHit, check_scope
 from .provenance import parse
 from .table import as_ms
@@ -242,10 +242,10 @@ def relevance(query: str, texts: list[str], cosines: np.ndarray, *, baseline: fl
             low, high = (COS_LOW_ZH, COS_HIGH_ZH) if query_zh and is_chinese(text) else (COS_LOW, COS_HIGH)
             meaning = min(max((float(cos) - low) / (high - low), 0.0), 1.0)
             score = W_MEANING * meaning + W_MARGIN * margin + W_WORDS * max(word_overlap(terms, text), shared)
-        held = sum(holds_name(n, text) for n in names)
-        if names and not held:
+        missed = [n for n in names if not holds_name(n, text)]
+        if names and len(missed) == len(names):
             score *= NAME_MISS
-        elif held < len(names) and not query_zh:
+        elif missed and (not query_zh or any(is_own_name(n) for n in missed)):
             score *= NAME_PART
         folded = _fold(text)
         if (entities and all(e in folded for e in entities)) or (len(whole) >= 6 and whole in folded):

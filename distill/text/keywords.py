@@ -268,12 +268,24 @@ _QUERY_STOP = frozenset("is are the a an of to in on at for and or do does did h
                         "when where can could should would will my me we our you your it its i ok".split())
 
 
+def is_own_name(name: str) -> bool:
+    """Is a Latin word of a Chinese query a name of its own (limit_req, gdb, k8s, rebase's 变基
+    aside) rather than a number it quotes (600 多行) or an English word the dictionary renders
+    (main, core, shell)? A memory answering the question may word those differently; it holds
+    the names of its own."""
+    return not name.isdigit() and not _to_zh(name, generic=True)
+
+
 def holds_name(name: str, text: str) -> bool:
     """Does ``text`` name ``name``: as a word (a short name) or a word's start (postgres in
-    postgresql@16), also with its separators read as spaces (docker-compose, docker compose);
+    postgresql@16), also with its separators read as spaces (docker-compose, docker compose),
+    a numeronym as the word it shortens (k8s: kubernetes);
     in a Chinese text also as its Chinese word (review → 评审, api → 接口; the phrase table's:
     TLS → 证书), a dictionary word's English name (北京 → beijing) or its reading (飞书 → feishu)?"""
     folded = text.casefold()
+    numeronym = re.fullmatch(r"([a-z])(\d{1,2})([a-z])", name)  # k8s is kubernetes, i18n internationalization
+    if numeronym and re.search(rf"(?<![a-z]){numeronym[1]}[a-z]{{{numeronym[2]}}}{numeronym[3]}(?![a-z])", folded):
+        return True
     for form in dict.fromkeys([name, re.sub(r"[-_.]", " ", name)]):
         tail = r"(?![a-z0-9])" if len(form) <= 3 else ""
         if re.search(r"(?<![a-z0-9])" + re.escape(form) + tail, folded):
