@@ -362,6 +362,13 @@ def _signs(text: str) -> dict[str, set[int]]:
     return out
 
 
+def _opposed(a: dict[str, set[int]], b: dict[str, set[int]]) -> tuple[list[str], set[str]]:
+    """The terms each side signs one way only, the two sides oppositely (sorted), and every
+    term both sides sign: what polarity and action comparisons read."""
+    both = a.keys() & b.keys()
+    return sorted(t for t in both if len(a[t]) == len(b[t]) == 1 and a[t] != b[t]), both
+
+
 _QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」")
 
 
@@ -376,8 +383,7 @@ def polarity_turned(new_text: str, old_text: str) -> str | None:
     if guard.profile(_uncoded(new_text)).cjk_dominant != guard.profile(_uncoded(old_text)).cjk_dominant:
         return None
     a, b = _signs(new_text), _signs(old_text)
-    both = a.keys() & b.keys()
-    turned = sorted(t for t in both if len(a[t]) == len(b[t]) == 1 and a[t] != b[t])
+    turned, both = _opposed(a, b)
     if turned and not any(a[t] == b[t] == {-1} for t in both):
         return f"polarity turned: {', '.join(turned[:3])}"
     return None
@@ -395,7 +401,7 @@ def _acted_on(text: str) -> dict[str, set[int]]:
     """Each term (code spans too) of a clause that adds or enables something (+1) or removes
     or disables it (-1), with that sign; a clause that does both says neither."""
     out: dict[str, set[int]] = {}
-    for clause in guard.clauses(_KIND_LABEL.sub("", strip_keywords(text)).replace("`", "")):
+    for clause in guard.clauses(_unlabelled(text).replace("`", "")):
         signs = {1 if m.group("on") or m.group("on_zh") else -1 for m in _ACTION.finditer(clause)}
         if len(signs) != 1:
             continue
@@ -409,8 +415,7 @@ def opposite_actions(new_text: str, old_text: str) -> str | None:
     `--runInBand` from the CI script" / "Fix: add `--runInBand` to the CI script"; 启用 / 禁用,
     加上 / 去掉), and the two do nothing the same way to a thing they both name."""
     a, b = _acted_on(new_text), _acted_on(old_text)
-    both = a.keys() & b.keys()
-    turned = sorted(t for t in both if len(a[t]) == len(b[t]) == 1 and a[t] != b[t])
+    turned, both = _opposed(a, b)
     if turned and not any(a[t] == b[t] for t in both):
         return f"polarity: opposite actions on {', '.join(turned[:3])}"
     return None
@@ -430,7 +435,7 @@ _SEQUENCE = [re.compile(p, re.I) for p in (
 
 def _sequences(text: str) -> list[tuple[set[str], set[str]]]:
     """The (first, second) actions a text puts in an order, each as its terms, code spans too."""
-    body = _KIND_LABEL.sub("", strip_keywords(text)).replace("`", "")
+    body = _unlabelled(text).replace("`", "")
     out = []
     for pattern in _SEQUENCE:
         for m in pattern.finditer(body):
