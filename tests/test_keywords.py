@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from distill.store.dedup import content_hash
 from distill.text.keywords import (GENERIC, concept_share, grounded, query_concepts, translate_query, with_keywords,
                                    zh_keywords)
@@ -75,3 +77,21 @@ def test_an_adverb_takes_the_sense_of_its_adjective():
     assert "自动" in concept("Can you commit automatically?", "automatically")
     line = zh_line(with_keywords("Rule: never push to main automatically; the owner merges manually."))
     assert {"自动", "手动"} <= set(line) and "自然而然" not in line
+
+
+@pytest.mark.parametrize("text, right, wrong", [
+    ("Pitfall: Postgres connection pool exhausted under load. Fix: put pgbouncer in front.",
+     {"连接池", "耗尽", "连接"}, {"池塘", "疲惫", "联系"}),
+    ("Pitfall: exec: Failed to connect to bus: No medium found Cause: the user bus is missing in SSH sessions.",
+     {"总线", "连接"}, {"公共汽车", "巴士", "中等", "沟通"}),
+    ("Rule: always send the weekly digest via `mailer.py`.", {"周报", "发送"}, {"消化"}),
+    ("Pitfall: Celery tasks retried instantly and hammered the payment provider's API.", {"重试", "付款"}, {"锤子"}),
+    ("Rule: never run `prisma migrate dev` against the shared staging database.", {"预发环境", "迁移"}, {"阶段", "移民"}),
+    ("Pitfall: WebSocket connections through nginx dropped after 60 seconds; the proxy forwards nothing after that.",
+     {"连接", "断开"}, {"联系", "下降", "废品", "向前"}),
+])
+def test_an_english_word_is_named_in_its_sense_at_work(text, right, wrong):
+    """A keyword in a word's everyday sense (pool → 池塘 "pond", bus → 公共汽车) names nothing the
+    memory is about, and makes a Chinese question about ponds or buses find it."""
+    zh = set(zh_keywords(text, limit=8))
+    assert zh & right and not zh & wrong, zh

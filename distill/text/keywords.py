@@ -467,7 +467,50 @@ _WORK_ZH = {
     "processed": "处理", "processing": "处理", "full": "已满", "fixed": "修复", "reject": "拒绝",
     "rejected": "拒绝", "denied": "拒绝", "deny": "拒绝", "sleep": "休眠", "compose": "编排", "recognize": "识别",
     "color": "颜色", "method": "方法", "focus": "焦点", "active": "活跃", "name": "名称", "backup": "备份",
+    "staging": "预发环境", "feature": "功能", "migration": "迁移", "migrate": "迁移", "answer": "回答",
+    "plan": "计划/方案", "secret": "密钥", "second": "秒", "commit": "提交", "print": "打印", "class": "类",
+    "mobile": "移动端", "space": "空格", "description": "描述", "start": "启动", "starting": "启动",
+    "allow": "允许", "rotate": "轮换", "progress": "进度", "subject": "主题", "render": "渲染",
+    "rendered": "渲染", "product": "产品", "analytics": "分析", "store": "存储", "stored": "存储",
+    "step": "步骤", "configure": "配置", "configured": "配置", "style": "风格", "ask": "询问", "asking": "询问",
+    "resolve": "解决", "resolved": "解决", "aisle": "过道", "developer": "开发者", "drop": "丢弃",
+    "dropped": "断开", "switch": "切换", "switched": "切换", "paste": "粘贴", "pasted": "粘贴", "level": "级别",
+    "schedule": "计划", "scheduled": "定时", "acquire": "获取", "acquiring": "获取", "forward": "转发",
+    "durable": "持久化", "add": "添加", "adding": "添加", "operation": "操作", "chat": "聊天",
+    "hosted": "托管", "hang": "卡住", "hangs": "卡住", "hanging": "卡住", "dark": "深色", "development": "开发",
+    "generate": "生成", "role": "角色", "background": "后台", "ship": "发布", "shipped": "发布",
+    "capped": "上限", "minimum": "最小值", "maximum": "最大值", "enable": "启用", "enabling": "启用",
+    "enabled": "启用", "connect": "连接", "connected": "连接", "connection": "连接", "emit": "输出",
+    "emitted": "输出", "convert": "转换", "converted": "转换", "section": "章节", "action": "操作",
+    "phase": "阶段", "initial": "初始", "customer": "客户", "receive": "收到", "received": "收到",
+    "polling": "轮询", "poll": "轮询", "aggregation": "聚合", "aggregate": "聚合", "interpreter": "解释器",
+    "reach": "访问", "internal": "内部", "static": "静态", "archive": "归档", "profile": "配置文件",
+    "offset": "偏移量", "inject": "注入", "injected": "注入", "fire": "触发", "firing": "触发", "member": "成员",
+    "integrity": "完整性", "corrupt": "损坏", "corrupted": "损坏", "brief": "简短", "invalid": "无效",
+    "byte": "字节", "respond": "响应", "publish": "发布", "published": "发布", "master": "主分支",
+    "expose": "暴露", "exposed": "暴露", "monitoring": "监控", "primary": "主", "traffic": "流量",
+    "business": "业务", "marketing": "营销", "producer": "生产者", "consumer": "消费者", "terse": "简洁",
+    "greeting": "问候", "pin": "固定", "pinned": "固定", "retire": "停用", "retired": "停用", "bundle": "打包",
+    "skip": "跳过", "skipped": "跳过", "expire": "过期", "digest": "摘要", "pool": "连接池", "exhausted": "耗尽",
+    "medium": "介质", "bus": "总线", "tidy": "整理", "execution": "执行", "timestamp": "时间戳",
+    "character": "字符", "ignore": "忽略", "ignored": "忽略", "provisioning": "描述文件",
+    "household": "家庭", "component": "组件", "interrupt": "中断", "interrupted": "中断", "interval": "间隔",
+    "strip": "去除", "human": "人工", "sign": "签名", "daily": "每日", "private": "私有", "amount": "金额",
+    "collect": "收集", "collected": "收集",
+    "bucket": "存储桶", "cluster": "集群", "deployment": "部署", "container": "容器", "certificate": "证书",
 }
+
+# English words with no sense at work that a dictionary renders right: a keyword line leaves
+# them out (hammered is no 锤子, lives no 生活); a query's renderings still try them
+_NO_ZH = frozenset(
+    "left right back long black white great large small real true false half few own another during between "
+    "although though roughly previously whatever whenever sometimes since within below above together alone "
+    "saying telling matters known takes having hammered lives turned touching stays stayed head backed "
+    "case bullet soft drive box live backward carry fly decisions hints smoke settings forces die died killed "
+    "kills opening prose legal direct card scales equal plain cared premium imperative mood light hit major "
+    "gaps trailing post jest flutter pub cargo torch wheels seed free rate breaks break moves hot cold giving "
+    "know take clause".split()
+)
 
 
 def _to_zh(word: str, generic: bool = False) -> list[str]:
@@ -476,6 +519,8 @@ def _to_zh(word: str, generic: bool = False) -> list[str]:
     the commonest (HSK level); for a verb form (shared, reading) a verb's headword first.
     Words in :data:`GENERIC` only with ``generic`` (a query's renderings: 默认 is "default")."""
     lemmas = _lemmas(word)
+    if not generic and word in _NO_ZH:
+        return []
     work = next((_WORK_ZH[lemma].split("/") for lemma in lemmas if lemma in _WORK_ZH), [])
     if work and not generic:  # the work sense or nothing: not a dictionary sense of another trade
         return [z for z in work if z not in GENERIC]
