@@ -95,3 +95,13 @@ def test_an_english_word_is_named_in_its_sense_at_work(text, right, wrong):
     memory is about, and makes a Chinese question about ponds or buses find it."""
     zh = set(zh_keywords(text, limit=8))
     assert zh & right and not zh & wrong, zh
+
+
+def test_a_chinese_memory_is_named_in_english_in_its_sense_at_work():
+    """The English line of a Chinese memory is what an English question meets: 部署 is "deploy",
+    not "dispose"; 机器人 a bot, not a "mechanical person"; and 不到 / 原来 name nothing."""
+    text = with_keywords("踩坑：飞书机器人部署到生产后消息发不出去，接口返回超时。原来的签名校验没改到。")
+    en = text.splitlines()[-2].removeprefix("Keywords (en): ").split("; ")
+    assert {"deploy", "bot", "message", "timeout"} <= set(en), en
+    assert not {"dispose", "mechanical person", "news", "overtime", "original"} & set(en), en
+    assert not {"不到", "原来"} & set(zh_line(text))

@@ -359,7 +359,10 @@ _ZH_STOP = frozenset(
     "我们 你们 他们 什么 怎么 怎样 如何 为什么 哪个 哪里 哪些 可以 应该 需要 一个 这个 那个 之前 之后 以后 以前 "
     "时候 所有 必须 不要 不能 已经 还是 或者 而且 并且 因为 所以 但是 如果 然后 每次 一直 现在 今天 没有 就是 "
     "这样 那样 只有 一般 问题 办法 不再 一律 允许 不予 超过 不超过 期间 逐步 统一 优先 怎么办 怎么回事 什么样 "
-    "多少 多久 几号 一下 有没有 是不是 能不能 要求 注意 提示 出现 显示 为啥 哪一个".split()
+    "多少 多久 几号 一下 有没有 是不是 能不能 要求 注意 提示 出现 显示 为啥 哪一个 "
+    "不到 一致 两边 不行 重新 原来 换成 全部 后面 前面 不过 那天 几个 其余 这些 那些 一遍 出来 没问题 其实 突然 平时 "
+    "之间 中间 一起 有时 左右 附近 那边 别的 还有 成了 不了 要有 只要 最后 不够 即可 否则 反复 正在 除了 遇到 得到 "
+    "清楚 具体 一样 不会 可能 导致 完全 实际 对应 共同 一次 第一次 直接 任何 自己 只能 通过 才能 不是 不用".split()
 )
 
 
@@ -410,6 +413,34 @@ _EN_JARGON = {
     "预发": "staging", "评审": "review", "主干": "main branch/trunk", "变基": "rebase", "值班": "on-call",
     "告警": "alert", "镜像源": "mirror", "框架": "framework", "组件": "component", "网站": "website/site",
     "返回": "return", "内存": "memory", "限制": "limit", "编码": "encoding", "导出": "export",
+    "希望": "wants", "仓库": "repo/repository", "服务": "service", "依赖": "dependency", "时间": "time",
+    "前端": "frontend", "项目": "project", "日志": "log/logs", "执行": "run/execute", "生产": "production",
+    "部署": "deploy", "提交": "commit", "管理": "manage", "接口": "API/endpoint", "打包": "package/bundle",
+    "超时": "timeout", "开启": "enable", "消息": "message", "构建": "build", "容器": "container",
+    "网关": "gateway", "签名": "signature", "注释": "comment", "集群": "cluster", "升级": "upgrade",
+    "开发": "development", "后台": "background/admin", "机器人": "bot", "镜像": "image", "失败": "fail/failed",
+    "调用": "call", "校验": "validation/verify", "编译": "compile", "主机": "host", "连接": "connection",
+    "同步": "sync", "刷新": "refresh", "导入": "import", "账号": "account", "空格": "space", "发送": "send",
+    "映射": "mapping", "线上": "production/online", "证书": "certificate", "托管": "hosting", "验证": "verify",
+    "推送": "push", "实例": "instance", "支付": "payment", "程序": "program", "查询": "query", "保存": "save",
+    "运行": "run", "新建": "create", "控制台": "console", "退出": "exit", "目录": "directory", "监听": "listen",
+    "资源": "resources/assets", "压缩": "minify/compress", "作业": "job", "触发": "trigger", "通知": "notification",
+    "接入": "integrate", "链路": "trace", "追踪": "tracing", "权限": "permission", "存储": "storage",
+    "分词": "tokenizer", "队列": "queue", "事务": "transaction", "占用": "in use", "跳板": "bastion/jump host",
+    "全局": "global", "定时": "scheduled", "异常": "exception", "格式化": "format", "样式": "style",
+    "排查": "troubleshoot", "指标": "metrics", "有效期": "expiry", "手机": "phone", "访问": "access",
+    "评论": "comment", "轮转": "rotation", "回收": "garbage collection/reclaim", "展示": "display",
+    "源码": "source code", "卡顿": "stall/freeze", "停顿": "pause", "安全": "security", "关键词": "keyword",
+    "前缀": "prefix", "路由": "routing/route", "幂等": "idempotent", "副本": "replica", "阻塞": "blocking",
+    "卡住": "stuck/hang", "漏洞": "vulnerability", "流量": "traffic", "进度": "progress", "方案": "approach/plan",
+    "预览": "preview", "客户": "customer", "解析": "parse", "公网": "public network", "密码": "password",
+    "响应": "response", "集成": "integration", "架构": "architecture", "快捷键": "shortcut", "产品": "product",
+    "打印": "print", "金额": "amount", "对象": "object", "代理": "proxy", "恢复": "restore", "会话": "session",
+    "插件": "plugin", "崩溃": "crash", "大写": "uppercase", "登录": "login", "回调": "callback",
+    "数据": "data", "字段": "field", "索引": "index", "变量": "variable", "函数": "function", "脚本": "script",
+    "端口": "port", "节点": "node", "上线": "release/go live", "下线": "take offline", "运维": "ops",
+    "审批": "approval", "流程": "workflow/process", "停用": "disable", "配额": "quota", "批处理": "batch",
+    "随机": "random", "倾斜": "skew", "官网": "official site", "元组": "tuple", "文本": "text",
 }
 
 
