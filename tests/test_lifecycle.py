@@ -302,6 +302,28 @@ def test_one_side_denying_across_languages_or_two_sources_disagreeing_is_a_contr
     assert second.status == "added" and second.relation == "contradicts" and second.related == first.id
 
 
+def test_a_language_named_in_each_language_compares_as_one_value(tmp_path, embedder):
+    """中文 is "Chinese": the translation merges, and a rule that switches the language across
+    scripts is the newer rule."""
+    first, second = _second(tmp_path / "a", embedder, "Preference: the user wants replies in Chinese.",
+                            "偏好：用户希望用中文回复。")
+    assert second.status == "duplicate" and second.id == first.id
+    first, second = _second(tmp_path / "b", embedder, "Rule: code comments in the `sdk` repo are written in English.",
+                            "规则：`sdk` 仓库的代码注释用中文写。", "decision")
+    assert second.relation == "supersedes" and second.related == first.id
+
+
+def test_a_pitfalls_inline_fix_is_no_word_of_change(tmp_path, embedder):
+    """"…，把 react-dom 升级到 18 就好了" says what fixed the error, as "解决：" would: the stored
+    pitfall is not retired by its own restatement."""
+    _, second = _second(tmp_path, embedder,
+                        "踩坑：`npm install` 报 `ERESOLVE unable to resolve dependency tree`，原因是 react 18 和旧版 "
+                        "react-dom 的 peer 依赖冲突。解决：把 react-dom 升到 18。",
+                        "踩坑：装依赖时出现 ERESOLVE unable to resolve dependency tree，是 react-dom 版本太老、和 react 18 "
+                        "的 peer 依赖冲突，把 react-dom 升级到 18 就好了。", "fact")
+    assert second.relation != "supersedes"
+
+
 def test_a_negated_bound_across_languages_is_no_contradiction(tmp_path, embedder):
     """"never more than 3 times" is "最多 3 次": the negation is the bound, not a denial."""
     _, second = _second(tmp_path, embedder, "Rule: never retry the payment webhook more than 3 times.",
@@ -316,6 +338,9 @@ def test_a_negated_bound_across_languages_is_no_contradiction(tmp_path, embedder
      "Fact: the cache server listens on 7002 and the admin panel on 7001."),
     ("决定：五一去杭州，住西湖边的客栈。", "决定：元旦去杭州，住灵隐寺附近的酒店。"),
     ("Rule: code reviews need one approval.", "规则：代码评审需要两个人批准。"),
+    # another language, named in the other language (英文 / Chinese)
+    ("偏好：用户希望提交信息用英文写。", "Preference: the user wants commit messages written in Chinese."),
+    ("Rule: code comments in the `sdk` repo are written in English.", "规则：`sdk` 仓库的代码注释用中文写。"),
 ])
 def test_near_identical_texts_that_state_other_values_are_never_merged(tmp_path, embedder, old, new):
     _, second = _second(tmp_path, embedder, old, new)

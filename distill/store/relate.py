@@ -9,13 +9,15 @@ dropped / retired", "stop using Y", "不再用 Y", "改用 X", "Y 停用", "从 
 "move … to X", "迁到 X", "调成 X") or says it is new ("from now on", "as of", "now", "以后",
 "现在", "从…起", "改主意了"). In a pitfall's cause and fix only what names the thing it no
 longer does is read ("Fix: instead of downgrading to JDK 11, …"; "解决：…，不再去解锁 …"); a
-fix's own "switch to X" / "改成 X" is what was done about the error. It supersedes a stored
+fix's own "switch to X" / "改成 X", inline too ("…升级到 18 就好了"), is what was done about
+the error. It supersedes a stored
 row when the two share their subject (``SUBJECT_SHARE``, or a cosine at the dedup floor),
 are about the same environment and repo, the replaced part names something that row says
 and the new part something it does not: "use uv instead of pip" replaces "install with
 pip", but only restates "uv, not pip" or "chose uv over pip". Across languages only what
 both write the same compares (names, code, numbers, weekdays: ``_named_alike``): "规则：Node
-版本固定为 18" / "Rule: pin Node to 20" is one slot with another number.
+版本固定为 18" / "Rule: pin Node to 20" is one slot with another number, and a language or
+weekday compares whichever script names it (中文 / "Chinese": ``_written_names``).
 
 "Same" is precision-first, because a wrong merge loses a memory and a missed one costs a row
 the converge pass or a person can merge: dedup must call them the same *and* every
@@ -160,6 +162,9 @@ class Change:
 
 
 _FIX = re.compile(r"(?i)\b(?:fix|cause|solution|workaround)\s*:|(?:解决办法|解决|原因)\s*[:：]")
+# a pitfall's fix said inline: "…; moving the import to a server component fixed it", "…，把 X 升级到 18 就好了"
+_FIXED = re.compile(r"(?i)\b(?:fixed|fixes|solved|solves|resolved|resolves|cleared) (?:it|the (?:error|issue|problem))\b"
+                    r"|就好了|就行了|就可以了|即可|就解决了")
 # "Rule:", "规则：", and with whose word it is: "Decision (per Bob):", "决定（周一例会）："
 _KIND_LABEL = re.compile(r"^\s*\S{1,12}?\s*(?:[(（][^()（）\n]{1,40}[)）]\s*)?[:：]\s*")
 
@@ -169,6 +174,17 @@ def _unlabelled(text: str) -> str:
     return _KIND_LABEL.sub("", strip_keywords(text))
 
 
+def _statement_and_fixes(text: str) -> tuple[str, list[str]]:
+    """What a memory states, and its causes and fixes: the parts after "Cause:" / "Fix:" /
+    "原因：" / "解决：", and in a pitfall the clauses that say they fixed it ("…就好了")."""
+    statement, *fixes = _FIX.split(strip_keywords(text))
+    if guard.profile(strip_keywords(text)).kind != "pitfall" or not _FIXED.search(statement):
+        return statement, fixes
+    parts = guard.clauses(statement)
+    kept = [c for c in parts if not _FIXED.search(c)]
+    return "；".join(kept), fixes + [c for c in parts if _FIXED.search(c)]
+
+
 def read_change(text: str) -> Change:
     """Change is read in what the memory states. In a pitfall's cause and fix only a part
     that names what it no longer does counts ("Fix: instead of downgrading to JDK 11, upgrade
@@ -176,7 +192,7 @@ def read_change(text: str) -> Change:
     stored fix when the stored row names it. A fix's own verbs of change ("Fix: switch to the
     multi-arch image", "解决：改成 utf8mb4") say what was done about the error, no change of
     a stored rule, and neither does "now" there."""
-    statement, *rest = _FIX.split(strip_keywords(text))
+    statement, rest = _statement_and_fixes(text)
     replaced: list[str] = []
     replacing: list[str] = []
     for part, stated in [(statement, True)] + [(r, False) for r in rest]:
@@ -236,7 +252,7 @@ def update_reason(new_text: str, old_text: str, cosine: float = 1.0, cross_floor
         points = bool({t for t in replacing - old_terms if t.isascii()} & _values(new_text))
         moved = _cross_value_changed(ev, both_sides=not points) if points or change.weak else None
         return f"now: {moved}" if moved else None
-    values = [c for c in ev.conflicts if _is_value_conflict(c)]
+    values = _value_conflicts(ev)
     if (change.weak or change.replacing) and values and (share >= UPDATE_SHARE or cosine >= near):
         return f"now: {values[0]}"
     return None
@@ -256,7 +272,7 @@ def says_change(text: str) -> bool:
     """Does the text say that something changed ("from now on", "no longer", "switched to",
     "不再", "以后")? A contrast alone ("uv, not pip", "而不是") states a rule, not a change,
     and a pitfall's fix ("解决：把 react-dom 升到 18") says what was done about the error."""
-    return bool(_NEWS.search(_FIX.split(strip_keywords(text))[0]))
+    return bool(_NEWS.search(_statement_and_fixes(text)[0]))
 
 
 _STOP = frozenset("we our us i you they it its the a an this that there here now".split())
@@ -306,7 +322,7 @@ def slot_change(new_text: str, old_text: str) -> tuple[Relation, str] | None:
             return ("supersedes", f"a newer {ev.a.kind} for the same slot: {moved}") if chosen else ("contradicts", moved)
         turned = _cross_polarity_turned(ev)
         return ("contradicts", turned) if turned else None
-    values = [c for c in ev.conflicts if _is_value_conflict(c)]
+    values = _value_conflicts(ev)
     own = value_difference(new_text, old_text)
     if own and own.startswith(("code", "numbers", "polarity", "order")):
         values.append(own)
@@ -341,11 +357,45 @@ def _cross_value_changed(ev: Evidence, *, both_sides: bool) -> str | None:
     if not _named_alike(ev):
         return None
     moved = [c for c in ev.conflicts if c.startswith(("numbers", "weekdays"))]
-    if not moved or (both_sides and len(moved) != len(ev.conflicts)):
+    names = _names_differ(ev)
+    if not moved and names:
+        moved = [names]
+    if not moved or (both_sides and len(ev.conflicts) > len(moved)):
         return None
     if both_sides and not (_lacks(ev.a, ev.b) and _lacks(ev.b, ev.a)):
         return None
     return moved[0]
+
+
+def _written_names(p: "guard.Profile") -> set[str]:
+    """The languages and weekdays a text names, in English ("Chinese", "Friday") or in Chinese
+    (中文, 英语, 周五): a translation writes them in its own language, and a mixed text
+    ("commit message 用中文写") in either, so they compare through the dictionary. (Months
+    are numbers: "3 August" / "8 月 3 日", which the guard compares.)"""
+    zh = {g for w in glossary.words(p.cjk_runs) if _NAMED_ZH.fullmatch(w) for g in glossary.proper_names(w)}
+    return (p.names | zh) & _LANGUAGES_AND_DAYS
+
+
+# a Chinese word for a language or weekday (中文, 英语, 周五, 星期五), not one whose gloss merely
+# holds such a name (春节 "Chinese New Year")
+_NAMED_ZH = re.compile(r"\S+[文语]|(?:周|星期|礼拜)\S")
+_LANGUAGES_AND_DAYS = frozenset(
+    "english chinese japanese korean german french spanish russian "
+    "monday tuesday wednesday thursday friday saturday sunday".split())
+
+
+def _names_differ(ev: Evidence) -> str | None:
+    """Another language, weekday or month, whichever language each text names it in."""
+    new, old = _written_names(ev.a), _written_names(ev.b)
+    return f"names {', '.join(sorted(old)) or '-'} → {', '.join(sorted(new)) or '-'}" if new != old else None
+
+
+def _value_conflicts(ev: Evidence) -> list[str]:
+    """What two texts state differently (the guard's conflicts in what is stated, not in how
+    it is said), a language, weekday or month written in another language too."""
+    values = [c for c in ev.conflicts if _is_value_conflict(c)]
+    names = _names_differ(ev)
+    return values + [names] if names and not any(c.startswith("names") for c in values) else values
 
 
 def _named_alike(ev: Evidence) -> bool:
@@ -373,8 +423,9 @@ def _cross_polarity_turned(ev: Evidence) -> str | None:
 
 
 def _lacks(a: "guard.Profile", b: "guard.Profile") -> bool:
-    """``a`` states a number or weekday that ``b`` does not, in any writing."""
-    return bool(a.numbers - b.numbers - b.spelled) or bool(guard.weekdays(a) - guard.weekdays(b))
+    """``a`` states a number, weekday, month or language that ``b`` does not, in any writing."""
+    return bool(a.numbers - b.numbers - b.spelled) or bool(_written_names(a) - _written_names(b)) or bool(
+        guard.weekdays(a) - guard.weekdays(b))
 
 
 def _named_values(text: str) -> set[str]:
@@ -608,6 +659,9 @@ def value_difference(new_text: str, old_text: str) -> str | None:
             return f"numbers swapped: {', '.join(dict.fromkeys(nb))} / {', '.join(dict.fromkeys(na))}"
     if not ev.cross and _negations(new_text) != _negations(old_text):
         return "negated a different number of times"
+    names = _names_differ(ev)
+    if names:
+        return names
     turned = polarity_turned(new_text, old_text) or opposite_actions(new_text, old_text)
     if turned:
         return turned
