@@ -232,6 +232,21 @@ def _second(tmp_path, embedder, old: str, new: str, category: str = "preference"
     ("Preference: the daily digest email arrives at 7:00.",
      "Preference: as of this week, the daily digest email arrives at 9:30."),
     ("Rule: code reviews need one approval.", "规则：从下周起代码评审需要两个人批准。"),
+    # "改成 X，原来的 Y …": the old value named as the one that was wrong
+    ("规则：api 服务的数据库连接池大小设为 20。", "规则：api 服务的数据库连接池大小改成 50，原来的 20 不够用。"),
+    ("决定：代码托管在公司自建的 GitLab 上。", "决定：我们已经迁到 GitHub 组织 distill-dev，代码都在那边。"),
+    ("偏好：用户希望 agent 每完成一步就汇报一次进度。", "偏好：用户改主意了，只要最后汇报一次结果，中间步骤不用逐条汇报。"),
+    # across languages: the same names, another number, weekday or tool
+    ("规则：Python 版本固定为 3.11，`.python-version` 里写 3.11。", "Rule: pin Python to 3.12; `.python-version` contains 3.12."),
+    ("Rule: the Redis `maxmemory` on the cache nodes is 2gb.", "规则：缓存节点 Redis 的 `maxmemory` 调成 4gb，2gb 不够用。"),
+    ("Rule: hold the team retro every other Thursday.", "规则：每两周的周五开团队 retro。"),
+    ("Decision: application logs are shipped to Elasticsearch with Filebeat.",
+     "决定：日志采集从 Filebeat 换成 Vector，仍然写入 Elasticsearch。"),
+    # a pitfall whose fix now does something else, saying what it no longer does
+    ("Pitfall: `pytest` crashed with `numpy.dtype size changed`. Cause: pandas was built against an older numpy. "
+     "Fix: pin numpy to 1.26.",
+     "Pitfall: `pytest` crashed with `numpy.dtype size changed`. Fix: instead of pinning numpy to 1.26, "
+     "upgrade pandas to 2.2."),
 ])
 def test_an_update_in_words_the_old_rule_did_not_know_is_kept_as_the_new_version(tmp_path, embedder, old, new):
     first, second = _second(tmp_path, embedder, old, new)
@@ -249,12 +264,83 @@ def test_a_new_value_in_the_same_slot_supersedes_a_choice_and_contradicts_an_obs
 
 
 @pytest.mark.parametrize("old,new", [
+    ("偏好：用户希望回答用中文。", "偏好：用户希望代码注释用中文写。"),
+    ("偏好：用户希望回答用中文。", "偏好：用户希望提交信息用中文。"),
+    ("Preference: the user wants answers in English.", "Preference: the user wants commit messages in English."),
+    ("Decision: the free plan allows 5 seats per team.", "Decision: the free plan allows 5 projects per team."),
+])
+def test_one_template_said_of_another_subject_is_another_memory(tmp_path, embedder, old, new):
+    """The same value (中文, English, 5) said of another thing: merging would lose one memory,
+    superseding would retire a rule that still holds. Both stay current, unrelated."""
+    _, second = _second(tmp_path, embedder, old, new)
+    assert second.status == "added" and second.relation is None
+
+
+def test_a_choice_restated_with_instead_of_merges_and_a_fix_that_says_change_to_is_no_update(tmp_path, embedder):
+    """"chose X over Y" already rules out Y, so "X instead of Y" restates it; "解决：改成 X"
+    says what was done about another error, not that the stored fix changed."""
+    first, second = _second(tmp_path / "a", embedder,
+                            "Decision: we chose Argo CD over Flux because the team wanted a UI that shows sync status.",
+                            "Decision: Argo CD was picked instead of Flux; having a web dashboard to see what is in "
+                            "sync was what the team cared about.", "decision")
+    assert second.status == "duplicate" and second.id == first.id
+    _, second = _second(tmp_path / "b", embedder,
+                        "踩坑：MySQL 导入数据报 `Incorrect string value`。原因：表的字符集是 utf8。解决：改成 utf8mb4。",
+                        "踩坑：MySQL 联表查询报 `Illegal mix of collations`。原因：两张表的 collation 一个是 "
+                        "`utf8mb4_general_ci` 一个是 `utf8mb4_0900_ai_ci`。解决：统一改成 `utf8mb4_0900_ai_ci`。", "fact")
+    assert second.status == "added" and second.relation != "supersedes"
+
+
+@pytest.mark.parametrize("old,new", [
+    ("Decision: we will ship offline mode in the iOS app.", "决定：iOS app 不做离线模式。"),
+    ("Preference: the user wants the agent to open a draft PR before pushing.", "偏好：用户不希望 agent 开 draft PR。"),
+    ("决定（周一例会）：移动端统一用 Flutter。", "决定（技术委员会纪要）：移动端统一用 React Native。"),
+])
+def test_one_side_denying_across_languages_or_two_sources_disagreeing_is_a_contradiction(tmp_path, embedder,
+                                                                                         old, new):
+    first, second = _second(tmp_path, embedder, old, new, "decision")
+    assert second.status == "added" and second.relation == "contradicts" and second.related == first.id
+
+
+def test_a_language_named_in_each_language_compares_as_one_value(tmp_path, embedder):
+    """中文 is "Chinese": the translation merges, and a rule that switches the language across
+    scripts is the newer rule."""
+    first, second = _second(tmp_path / "a", embedder, "Preference: the user wants replies in Chinese.",
+                            "偏好：用户希望用中文回复。")
+    assert second.status == "duplicate" and second.id == first.id
+    first, second = _second(tmp_path / "b", embedder, "Rule: code comments in the `sdk` repo are written in English.",
+                            "规则：`sdk` 仓库的代码注释用中文写。", "decision")
+    assert second.relation == "supersedes" and second.related == first.id
+
+
+def test_a_pitfalls_inline_fix_is_no_word_of_change(tmp_path, embedder):
+    """"…，把 react-dom 升级到 18 就好了" says what fixed the error, as "解决：" would: the stored
+    pitfall is not retired by its own restatement."""
+    _, second = _second(tmp_path, embedder,
+                        "踩坑：`npm install` 报 `ERESOLVE unable to resolve dependency tree`，原因是 react 18 和旧版 "
+                        "react-dom 的 peer 依赖冲突。解决：把 react-dom 升到 18。",
+                        "踩坑：装依赖时出现 ERESOLVE unable to resolve dependency tree，是 react-dom 版本太老、和 react 18 "
+                        "的 peer 依赖冲突，把 react-dom 升级到 18 就好了。", "fact")
+    assert second.relation != "supersedes"
+
+
+def test_a_negated_bound_across_languages_is_no_contradiction(tmp_path, embedder):
+    """"never more than 3 times" is "最多 3 次": the negation is the bound, not a denial."""
+    _, second = _second(tmp_path, embedder, "Rule: never retry the payment webhook more than 3 times.",
+                        "规则：payment webhook 最多重试 3 次。")
+    assert second.relation != "contradicts"
+
+
+@pytest.mark.parametrize("old,new", [
     ("Rule: nightly backups of the staging database run at 02:00 UTC.",
      "Rule: nightly backups of the production database run at 02:00 UTC."),
     ("Fact: the cache server listens on 7001 and the admin panel on 7002.",
      "Fact: the cache server listens on 7002 and the admin panel on 7001."),
     ("决定：五一去杭州，住西湖边的客栈。", "决定：元旦去杭州，住灵隐寺附近的酒店。"),
     ("Rule: code reviews need one approval.", "规则：代码评审需要两个人批准。"),
+    # another language, named in the other language (英文 / Chinese)
+    ("偏好：用户希望提交信息用英文写。", "Preference: the user wants commit messages written in Chinese."),
+    ("Rule: code comments in the `sdk` repo are written in English.", "规则：`sdk` 仓库的代码注释用中文写。"),
 ])
 def test_near_identical_texts_that_state_other_values_are_never_merged(tmp_path, embedder, old, new):
     _, second = _second(tmp_path, embedder, old, new)

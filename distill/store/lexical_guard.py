@@ -108,7 +108,7 @@ _STOP = frozenset(
 )
 
 # Capitalised English words that a Chinese text writes in Chinese (not tool or product names)
-_TRANSLATED_NAMES = frozenset(
+TRANSLATED_NAMES = frozenset(
     "english chinese japanese korean german french spanish russian monday tuesday wednesday thursday friday "
     "saturday sunday january february march april may june july august september october november december".split()
 )
@@ -590,7 +590,7 @@ def _nothing_named_in_common(a: Profile, b: Profile) -> str | None:
     if a.cjk_dominant == b.cjk_dominant:
         return None
     en, zh = (b, a) if a.cjk_dominant else (a, b)
-    anchors = {n for n in en.entities | en.names if n not in _TRANSLATED_NAMES}
+    anchors = {n for n in en.entities | en.names if n not in TRANSLATED_NAMES}
     if anchors and not anchors & zh.words and not translated_names(a, b):
         return f"nothing the English side names is in the Chinese one: {sorted(anchors)}"
     return None
@@ -604,6 +604,11 @@ def _weekdays_differ(a: Profile, b: Profile) -> str | None:
     en, zh = (b, a) if a.cjk_dominant else (a, b)
     said_en, said_zh = _weekdays_en(en), _weekdays_zh(zh)
     return f"weekdays {sorted(said_en)} vs {sorted(said_zh)}" if said_en != said_zh else None
+
+
+def weekdays(p: Profile) -> set[str]:
+    """The weekdays a text names, in English or Chinese (周三, 星期三: wednesday)."""
+    return _weekdays_en(p) | _weekdays_zh(p)
 
 
 def _weekdays_en(p: Profile) -> set[str]:

@@ -6,12 +6,18 @@ which is newer: both kept, related, flagged), or **distinct**.
 The rule path reads what the new text says about change. An update names what it replaces
 ("X instead of Y", "switched from Y to X", "replace Y with X", "Y is no longer …", "Y was
 dropped / retired", "stop using Y", "不再用 Y", "改用 X", "Y 停用", "从 Y 改为 X", "调整为 X",
-"move … to X") or says it is new ("from now on", "as of", "now", "以后", "现在", "从…起"); a
-pitfall's "Fix: … instead of …" is not read as change. It supersedes a stored row when the
-two share their subject (``SUBJECT_SHARE``, or a cosine at the dedup floor), are about the
-same environment and repo, the replaced part names something that row says and the new part
-something it does not: "use uv instead of pip" replaces "install with pip", but only
-restates "uv, not pip".
+"move … to X", "迁到 X", "调成 X") or says it is new ("from now on", "as of", "now", "以后",
+"现在", "从…起", "改主意了"). In a pitfall's cause and fix only what names the thing it no
+longer does is read ("Fix: instead of downgrading to JDK 11, …"; "解决：…，不再去解锁 …"); a
+fix's own "switch to X" / "改成 X", inline too ("…升级到 18 就好了"), is what was done about
+the error. It supersedes a stored
+row when the two share their subject (``SUBJECT_SHARE``, or a cosine at the dedup floor),
+are about the same environment and repo, the replaced part names something that row says
+and the new part something it does not: "use uv instead of pip" replaces "install with
+pip", but only restates "uv, not pip" or "chose uv over pip". Across languages only what
+both write the same compares (names, code, numbers, weekdays: ``_named_alike``): "规则：Node
+版本固定为 18" / "Rule: pin Node to 20" is one slot with another number, and a language or
+weekday compares whichever script names it (中文 / "Chinese": ``_written_names``).
 
 "Same" is precision-first, because a wrong merge loses a memory and a missed one costs a row
 the converge pass or a person can merge: dedup must call them the same *and* every
@@ -19,14 +25,17 @@ value-bearing token agree (``value_difference``: code spans, numbers and their o
 numbers spelled out, environments and repos, how often each negates and what each clause
 affirms or denies (``polarity_turned``: "must never call X directly; … go through the queue"
 / "calls X directly; … must not go on the queue" negate once each, the opposite things),
-words that trade places, a template filled with other words). When the rule cannot tell
+words that trade places, a template filled with other words, in Chinese one place filled
+with words of another meaning: "用户希望[回答]用中文" / "用户希望[代码注释]用中文写"). When the rule cannot tell
 "same" from a change it keeps both, related or not: a merge loses the newer statement, a
 kept pair costs a near-duplicate. Without any word of change, the same subject
 with another value in one place (``slot_change``) supersedes a rule, preference or decision
 (a person's newer choice; the old one stays as history) and contradicts a pitfall or fact,
-or any text whose polarity it turns (always / never): both kept, and the run says so. A
-clause that denies what the stored row names ("S3 region is not the issue") contradicts it.
-Two places changed, or another environment or repo, is another memory.
+or any text whose polarity it turns (always / never, across languages too): both kept, and
+the run says so. A clause that denies what the stored row names ("S3 region is not the
+issue") contradicts it. Two places changed, another environment or repo, or one place that
+holds no value while a value both name stays outside it ("3 [projects] per workspace" / "3
+[members] …": the same value said of another thing) is another memory.
 
 With an LLM configured (``settings.llm`` not ``rules``), the nearest stored row in the band
 (``BAND_BELOW`` under the dedup floor and up, not an exact copy) is put to the model instead:
@@ -47,6 +56,7 @@ from typing import TYPE_CHECKING, Callable, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from ..text.keywords import without_keywords
+from . import glossary
 from . import lexical_guard as guard
 from .dedup import NEAREST, Evidence, Neighbour, Verdict, decide, strip_keywords
 
@@ -75,11 +85,14 @@ class Decision:
 _GONE = (r"(?:dropped|removed|retired|deprecated|discontinued|decommissioned|abandoned|ditched|phased out|sunset"
          r"|turned off|disabled|shut down|replaced)")
 _GONE_ZH = "停用|下线|废弃|弃用|淘汰|退役|作废|不再使用|取消了|关停"
-_TO_ZH = ("调整为|调整到|调整成|调到|调为|更新为|更新到|升级到|升级为|提高到|提升到|降到|降低到|降为|减少到|增加到"
+_TO_ZH = ("调整为|调整到|调整成|调到|调为|调成|更新为|更新到|升级到|升级为|提高到|提升到|降到|降低到|降为|减少到|增加到"
           "|缩短到|延长到|改在|挪到|移到|换了|改了")
+# moving to another thing ("改用 X", "迁到 X", "改发到 X"): X is the replacement
+_SWITCH_ZH = "改用|改为|改成|改到|改发到|换成|换用|换到|切换到|切换成|迁移到|迁移至|迁到|迁至|搬到"
 _B = r"(?:[^,;.!?。，；！？]|\.(?=\S))"  # inside one clause (a dot inside a name does not end it)
 _EN_SPANS = [re.compile(p, re.I) for p in (
     rf"(?P<new>{_B}+?)\s+(?:instead of|rather than|in place of)\s+(?P<old>{_B}+)",
+    rf"(?:^|(?<=[,;:]))\s*(?:instead of|rather than)\s+(?P<old>{_B}+?),\s*(?P<new>{_B}+)",  # "instead of Y, do X"
     rf"(?:switch|mov|migrat|chang|upgrad|downgrad|bump|rais|lower|increas|decreas|went|go)\w*\s+(?:{_B}+?\s+)?"
     rf"from\s+(?P<old>{_B}+?)\s+to\s+(?P<new>{_B}+)",
     rf"replac\w*\s+(?P<old>{_B}+?)\s+(?:with|by)\s+(?P<new>{_B}+)",
@@ -100,13 +113,14 @@ _ZH_SPANS = [re.compile(p) for p in (
     rf"(?P<old>{_B}+?)(?:已经|已|将|会|要|也)?(?:{_GONE_ZH})",
     rf"从(?P<old>{_B}+?)(?:改|换|切换|迁移|升级|调整)(?:成|为|到|用)(?P<new>{_B}+)",
     rf"(?:用|使用|采用)(?P<new>{_B}+?)(?:代替|替代|取代|替换)(?P<old>{_B}+)",
-    rf"(?:改用|改为|改成|换成|换用|切换到|切换成|迁移到|改到)(?P<new>{_B}+)",
+    rf"(?:{_SWITCH_ZH})(?P<new>{_B}+)",
     rf"(?:不再|别再|不要再)(?:用|使用|采用|允许|需要)?(?P<old>{_B}+)",
     rf"而不是(?P<old>{_B}+)",
 )]
 _WEAK = re.compile(r"(?i)\b(?:from now on|going forward|from here on|henceforth|as of|now|starting|effective"
                    r"|these days|nowadays|currently|any more|anymore|no more)\b"
-                   r"|以后|今后|从现在起|从现在开始|此后|现在|目前|即日起|从\S{1,10}?(?:起|开始)|起[,，]")
+                   r"|(?:changed|changes|change) (?:my|his|her|their|our) minds?\b"
+                   r"|以后|今后|从现在起|从现在开始|此后|现在|目前|即日起|从\S{1,10}?(?:起|开始)|起[,，]|改主意|改变主意")
 # words of change themselves: never a value
 _MARKER_TERMS = frozenset(
     "instead rather place longer now anymore stop stopped switch switched move moved migrate migrated "
@@ -114,18 +128,21 @@ _MARKER_TERMS = frozenset(
     "use uses used using run runs dropped removed retired deprecated discontinued decommissioned abandoned "
     "ditched phased sunset turned disabled shut replaced upgraded upgrade moved move bumped raised lowered "
     "increased decreased shifted adjusted rescheduled starting effective currently nowadays".split())
-_MARKER_ZH = re.compile(r"不再|别再|不要再|改用|改为|改成|换成|换用|切换到|切换成|迁移到|改到|代替|替代|取代|替换|"
-                        r"而不是|以后|今后|从现在起|从现在开始|此后|现在|目前|使用|采用|统一|" + _GONE_ZH + "|" + _TO_ZH)
+_MARKER_ZH = re.compile(r"不再|别再|不要再|代替|替代|取代|替换|而不是|以后|今后|从现在起|从现在开始|此后|现在|目前|"
+                        r"使用|采用|统一|改主意|改变主意|" + _SWITCH_ZH + "|" + _GONE_ZH + "|" + _TO_ZH)
 
 _CHANGE_CHARS = set("换改用为成到替代取切迁移")
 
 
 def _terms(text: str) -> set[str]:
-    """What a span names: content words (stemmed), entities, numbers, names, Chinese bigrams."""
+    """What a span names: content words, entities, numbers, names, Chinese bigrams. Names are
+    stemmed as content words are: a span cut from a sentence ("从 Filebeat 换成 Vector") opens
+    with a capitalised word the guard reads as a sentence's first word, not as the name it is
+    in the whole text."""
     text = _MARKER_ZH.sub("，", text)
     p = guard.profile(text)
     out = {t for t in p.content | p.entities | p.numbers if t not in _MARKER_TERMS}
-    out |= {guard.fold(n) for n in p.names} - _MARKER_TERMS
+    out |= {guard.stem(n) for n in p.names if guard.fold(n) not in _MARKER_TERMS}
     out |= p.bigrams
     return out - {p.kind or ""}
 
@@ -145,7 +162,11 @@ class Change:
 
 
 _FIX = re.compile(r"(?i)\b(?:fix|cause|solution|workaround)\s*:|(?:解决办法|解决|原因)\s*[:：]")
-_KIND_LABEL = re.compile(r"^\s*\S{1,12}?\s*[:：]\s*")  # "Rule:", "规则：", "Decision (per Bob):"
+# a pitfall's fix said inline: "…; moving the import to a server component fixed it", "…，把 X 升级到 18 就好了"
+_FIXED = re.compile(r"(?i)\b(?:fixed|fixes|solved|solves|resolved|resolves|cleared) (?:it|the (?:error|issue|problem))\b"
+                    r"|就好了|就行了|就可以了|即可|就解决了")
+# "Rule:", "规则：", and with whose word it is: "Decision (per Bob):", "决定（周一例会）："
+_KIND_LABEL = re.compile(r"^\s*\S{1,12}?\s*(?:[(（][^()（）\n]{1,40}[)）]\s*)?[:：]\s*")
 
 
 def _unlabelled(text: str) -> str:
@@ -153,22 +174,40 @@ def _unlabelled(text: str) -> str:
     return _KIND_LABEL.sub("", strip_keywords(text))
 
 
+def _statement_and_fixes(text: str) -> tuple[str, list[str]]:
+    """What a memory states, and its causes and fixes: the parts after "Cause:" / "Fix:" /
+    "原因：" / "解决：", and in a pitfall the clauses that say they fixed it ("…就好了")."""
+    statement, *fixes = _FIX.split(strip_keywords(text))
+    if guard.profile(strip_keywords(text)).kind != "pitfall" or not _FIXED.search(statement):
+        return statement, fixes
+    parts = guard.clauses(statement)
+    kept = [c for c in parts if not _FIXED.search(c)]
+    return "；".join(kept), fixes + [c for c in parts if _FIXED.search(c)]
+
+
 def read_change(text: str) -> Change:
-    """Change is read in what the memory states, not in a pitfall's "Fix: … instead of …"
-    (what was done about it is no change of the stored rule)."""
-    body = _FIX.split(strip_keywords(text))[0]
-    body = _KIND_LABEL.sub("", body)
-    body = body.replace("`", "")
+    """Change is read in what the memory states. In a pitfall's cause and fix only a part
+    that names what it no longer does counts ("Fix: instead of downgrading to JDK 11, upgrade
+    the wrapper"; "解决：改用 setup_ci，不再去解锁 login.keychain"): that is a change of the
+    stored fix when the stored row names it. A fix's own verbs of change ("Fix: switch to the
+    multi-arch image", "解决：改成 utf8mb4") say what was done about the error, no change of
+    a stored rule, and neither does "now" there."""
+    statement, rest = _statement_and_fixes(text)
     replaced: list[str] = []
     replacing: list[str] = []
-    for pattern in (*_EN_SPANS, *_ZH_SPANS):
-        for m in pattern.finditer(body):
-            groups = m.groupdict()
-            if groups.get("old"):
-                replaced.append(groups["old"])
-            if groups.get("new"):
-                replacing.append(groups["new"])
-    return Change(tuple(replaced), tuple(replacing), bool(_WEAK.search(body)))
+    for part, stated in [(statement, True)] + [(r, False) for r in rest]:
+        body = _KIND_LABEL.sub("", part).replace("`", "")
+        for pattern in (*_EN_SPANS, *_ZH_SPANS):
+            for m in pattern.finditer(body):
+                groups = m.groupdict()
+                if not (stated or groups.get("old")):
+                    continue
+                if groups.get("old"):
+                    replaced.append(groups["old"])
+                if groups.get("new"):
+                    replacing.append(groups["new"])
+    weak = bool(_WEAK.search(_KIND_LABEL.sub("", statement)))
+    return Change(tuple(replaced), tuple(replacing), weak)
 
 
 # ---------------------------------------------------------------- the rule
@@ -184,13 +223,14 @@ def update_reason(new_text: str, old_text: str, cosine: float = 1.0, cross_floor
     if not change.any or _qualifiers_differ(new_text, old_text):
         return None
     ev = Evidence(new_text, old_text)
-    share = _zh_share(new_text, old_text) if ev.zh else max(
+    cross, zh = _scripts(new_text, old_text)
+    share = _zh_share(new_text, old_text) if zh else max(
         _share(new_text, old_text), _share(_uncoded(new_text), _uncoded(old_text)))
     near = near if not read_change(old_text).any else 1.0  # two changes of their own: only their words compare
-    if ev.cross:
+    if cross:
         if cosine < cross_floor:
             return None
-    elif share < (SUBJECT_SHARE_ZH if ev.zh else SUBJECT_SHARE) and cosine < near:
+    elif share < (SUBJECT_SHARE_ZH if zh else SUBJECT_SHARE) and cosine < near:
         return None
     old_terms = _terms(strip_keywords(old_text))
     replaced = set().union(*(_terms(s) for s in change.replaced)) if change.replaced else set()
@@ -202,14 +242,17 @@ def update_reason(new_text: str, old_text: str, cosine: float = 1.0, cross_floor
     if change.replaced:
         # what the new text puts in place of it: the part it names as the replacement, else all it adds
         fresh = (replacing if change.replacing else _terms(strip_keywords(new_text))) - old_terms - replaced
-        if ev.cross:  # across languages only what is written in Latin script compares
+        if cross:  # across languages only what is written in Latin script compares
             fresh = {t for t in fresh if t.isascii()}
         fresh -= _STOP
         if named_old and fresh:
             return f"replaces {', '.join(sorted(named_old)[:3])} with {', '.join(sorted(fresh)[:3])}"
-    if ev.cross:
-        return None  # "from now on" and a differing value: across scripts the values do not compare
-    values = [c for c in ev.conflicts if _is_value_conflict(c)]
+    if cross:  # "from now on" and a differing value: across scripts only a number or weekday compares
+        # "调成 0.02" names the new value; "from now on" alone must replace one, not add it
+        points = bool({t for t in replacing - old_terms if t.isascii()} & _values(new_text))
+        moved = _cross_value_changed(ev, both_sides=not points) if points or change.weak else None
+        return f"now: {moved}" if moved else None
+    values = _value_conflicts(ev)
     if (change.weak or change.replacing) and values and (share >= UPDATE_SHARE or cosine >= near):
         return f"now: {values[0]}"
     return None
@@ -220,20 +263,24 @@ _NEWS = re.compile(r"(?i)\b(?:from now on|going forward|from here on|henceforth|
                    r"|(?:switch|move|migrate|change)s?\s+(?:\w+\s+){0,3}?(?:from|off)\b)"
                    r"|\b(?:is|are|was|were|has been|have been|got)\s+(?:now\s+)?" + _GONE + r"|\bas of\b"
                    r"|\b(?:starting|effective)\s+(?:today|tomorrow|immediately|next|this|from|on|in)\b"
-                   r"|不再|不要再|别再|从现在起|从现在开始|从[^,;。，；\s]{1,8}?起|以后|今后|换成|换到|改用|改为|改成|迁移到|切换到|"
-                   + _GONE_ZH + "|" + _TO_ZH)
+                   r"|\b(?:changed|changes|change) (?:my|his|her|their|our) minds?\b"
+                   r"|不再|不要再|别再|从现在起|从现在开始|从[^,;。，；\s]{1,8}?起|以后|今后|改主意|改变主意|"
+                   + _SWITCH_ZH + "|" + _GONE_ZH + "|" + _TO_ZH)
 
 
 def says_change(text: str) -> bool:
     """Does the text say that something changed ("from now on", "no longer", "switched to",
-    "不再", "以后")? A contrast alone ("uv, not pip", "而不是") states a rule, not a change."""
-    return bool(_NEWS.search(strip_keywords(text)))
+    "不再", "以后")? A contrast alone ("uv, not pip", "而不是") states a rule, not a change,
+    and a pitfall's fix ("解决：把 react-dom 升到 18") says what was done about the error."""
+    return bool(_NEWS.search(_statement_and_fixes(text)[0]))
 
 
 _STOP = frozenset("we our us i you they it its the a an this that there here now".split())
 _REJECTING = [re.compile(p, re.I) for p in (
     rf"(?:\bnot\b|n't|\bnever\b|rather than|instead of|in place of)\s+(?P<old>{_B}+)",
+    rf"\b(?:cho(?:se|ose|sen)|pick(?:ed)?|prefer\w*|favou?r\w*)\b{_B}*?\bover\s+(?P<old>{_B}+)",  # "chose X over Y"
     rf"(?:而不是|不是|不用|不要|别用|不再)(?P<old>{_B}+)",
+    rf"(?:^|(?<=[,，;；]))\s*(?:不|没有)(?P<old>{_B}+)",  # "…自动生成，不手写 Markdown": a clause that denies
 )]
 
 
@@ -265,9 +312,17 @@ def slot_change(new_text: str, old_text: str) -> tuple[Relation, str] | None:
     environment or repo, or that differ in two places ("groceries 3000" / "dining out 1000"),
     are two memories."""
     ev = Evidence(new_text, old_text)
-    if ev.cross or _qualifiers_differ(new_text, old_text):
+    cross, zh = _scripts(new_text, old_text)
+    if _qualifiers_differ(new_text, old_text):
         return None
-    values = [c for c in ev.conflicts if _is_value_conflict(c)]
+    if cross:
+        moved = _cross_value_changed(ev, both_sides=True)
+        if moved:
+            chosen = ev.a.kind == ev.b.kind in _CHOSEN
+            return ("supersedes", f"a newer {ev.a.kind} for the same slot: {moved}") if chosen else ("contradicts", moved)
+        turned = _cross_polarity_turned(ev)
+        return ("contradicts", turned) if turned else None
+    values = _value_conflicts(ev)
     own = value_difference(new_text, old_text)
     if own and own.startswith(("code", "numbers", "polarity", "order")):
         values.append(own)
@@ -275,10 +330,10 @@ def slot_change(new_text: str, old_text: str) -> tuple[Relation, str] | None:
         return None
     if own and own.startswith("order swapped"):
         return "contradicts", own  # the same two actions each side: one subject, however reworded
-    share = _zh_share(new_text, old_text) if ev.zh else _share(_uncoded(new_text), _uncoded(old_text))
+    share = _zh_share(new_text, old_text) if zh else _share(_uncoded(new_text), _uncoded(old_text))
     places = changed_places(new_text, old_text)
     one_word = len(places) == 1 and max(len(_TOKENS.findall(x)) for x in places[0][1:]) <= 3
-    if share < (CONTRADICTION_SHARE_ZH if ev.zh else CONTRADICTION_SHARE) and not one_word:
+    if share < (CONTRADICTION_SHARE_ZH if zh else CONTRADICTION_SHARE) and not one_word:
         return None  # a word or three changed and the rest word for word: the same subject, however short
     polar = [c for c in values if c.startswith(("negation", "polar"))]
     swapped = [c for c in values if c.startswith(("numbers swapped", "order swapped"))]
@@ -286,10 +341,114 @@ def slot_change(new_text: str, old_text: str) -> tuple[Relation, str] | None:
         return "contradicts", (polar or swapped)[0]
     if len(places) >= 2:
         return None  # two things differ, not one value of one thing
+    if _said_of_another(places, new_text, old_text):
+        return None
     kind = ev.a.kind if ev.a.kind == ev.b.kind else None
     if kind in _CHOSEN:
         return "supersedes", f"a newer {kind} for the same slot: {values[0]}"
     return "contradicts", values[0]
+
+
+def _cross_value_changed(ev: Evidence, *, both_sides: bool) -> str | None:
+    """English vs Chinese naming the same things (``_named_alike``) with another number or
+    weekday ("规则：Node 版本固定为 18，`.nvmrc` 里写 18" / "Rule: pin Node to 20; `.nvmrc`
+    contains 20"). ``both_sides``: each side has a number or weekday the other lacks (a value
+    replaced, not one added: without a word of change that is all there is)."""
+    if not _named_alike(ev):
+        return None
+    moved = [c for c in ev.conflicts if c.startswith(("numbers", "weekdays"))]
+    names = _names_differ(ev)
+    if not moved and names:
+        moved = [names]
+    if not moved or (both_sides and len(ev.conflicts) > len(moved)):
+        return None
+    if both_sides and not (_lacks(ev.a, ev.b) and _lacks(ev.b, ev.a)):
+        return None
+    return moved[0]
+
+
+def _written_names(p: "guard.Profile") -> set[str]:
+    """The languages and weekdays a text names, in English ("Chinese", "Friday") or in Chinese
+    (中文, 英语, 周五): a translation writes them in its own language, and a mixed text
+    ("commit message 用中文写") in either, so they compare through the dictionary. (Months
+    are numbers: "3 August" / "8 月 3 日", which the guard compares.)"""
+    zh = {g for w in glossary.words(p.cjk_runs) if _NAMED_ZH.fullmatch(w) for g in glossary.proper_names(w)}
+    return (p.names | zh) & _LANGUAGES_AND_DAYS
+
+
+# a Chinese word for a language or weekday (中文, 英语, 周五, 星期五), not one whose gloss merely
+# holds such a name (春节 "Chinese New Year")
+_NAMED_ZH = re.compile(r"\S+[文语]|(?:周|星期|礼拜)\S")
+_LANGUAGES_AND_DAYS = frozenset(
+    "english chinese japanese korean german french spanish russian "
+    "monday tuesday wednesday thursday friday saturday sunday".split())
+
+
+def _names_differ(ev: Evidence) -> str | None:
+    """Another language, weekday or month, whichever language each text names it in."""
+    new, old = _written_names(ev.a), _written_names(ev.b)
+    return f"names {', '.join(sorted(old)) or '-'} → {', '.join(sorted(new)) or '-'}" if new != old else None
+
+
+def _value_conflicts(ev: Evidence) -> list[str]:
+    """What two texts state differently (the guard's conflicts in what is stated, not in how
+    it is said), a language, weekday or month written in another language too."""
+    values = [c for c in ev.conflicts if _is_value_conflict(c)]
+    names = _names_differ(ev)
+    return values + [names] if names and not any(c.startswith("names") for c in values) else values
+
+
+def _named_alike(ev: Evidence) -> bool:
+    """English vs Chinese, both naming the same things: every Latin word of the Chinese side
+    (numbers aside) is in the English one, every name of the English side is in the Chinese
+    one or written there in Chinese (安卓 *Android*; a weekday or language name), and they
+    share one at least. What a translation writes the same is all that compares across
+    scripts."""
+    zh, en = (ev.a, ev.b) if ev.a.cjk_dominant else (ev.b, ev.a)
+    latin_zh = {w for w in zh.words if not w[0].isdigit()}  # "3.11", "4gb": numbers compare apart
+    names_en = {n for n in en.names | en.entities if n not in guard.TRANSLATED_NAMES} - zh.words
+    return bool(latin_zh) and latin_zh <= en.words and not names_en - guard.translated_names(ev.a, ev.b)
+
+
+def _cross_polarity_turned(ev: Evidence) -> str | None:
+    """English vs Chinese naming the same things, and all that differs is that one side
+    negates or turns a polar word ("Decision: we will ship dark mode in the Android app" /
+    "决定：安卓 app 不做深色模式"): one says what the other denies. Not with a number: a
+    negated bound is the other's limit ("never more than 3 times" / "最多重试 3 次")."""
+    if not ev.conflicts or not all(c.startswith(("negation", "polar")) for c in ev.conflicts):
+        return None
+    if ev.a.numbers or ev.b.numbers or ev.a.spelled or ev.b.spelled:
+        return None
+    return f"across languages: {ev.conflicts[0]}" if _named_alike(ev) else None
+
+
+def _lacks(a: "guard.Profile", b: "guard.Profile") -> bool:
+    """``a`` states a number, weekday, month or language that ``b`` does not, in any writing."""
+    return bool(a.numbers - b.numbers - b.spelled) or bool(_written_names(a) - _written_names(b)) or bool(
+        guard.weekdays(a) - guard.weekdays(b))
+
+
+def _named_values(text: str) -> set[str]:
+    """What a text names that can be a slot's value: numbers, code and other entities, proper
+    names, and Chinese words the dictionary glosses as one (中文 *Chinese*, 周五 *Friday*)."""
+    p = guard.profile(strip_keywords(text))
+    out = p.numbers | p.entities | {guard.fold(n) for n in p.names}
+    return out | {w for w in glossary.words(p.cjk_runs) if glossary.proper_names(w)}
+
+
+def _said_of_another(places: list[tuple[str, str, str]], new_text: str, old_text: str) -> bool:
+    """The one place two texts differ holds no value (no number, name, code or entity) while
+    a value they both name stays outside it: the same value said of another thing ("3
+    [projects] per workspace" / "3 [members] per workspace"; "[commit messages] written in
+    English" / "[code review comments] …"; "用户希望[回答]用中文" / "[提交信息]用中文"), which
+    is another memory, not a newer value of this one. A supersede there would retire a row
+    that still holds."""
+    new, old = _named_values(new_text), _named_values(old_text)
+    inside = " ".join(part for _, was, now in places for part in (was, now))
+    words = {w.rstrip(".,:;") for w in inside.replace("`", " ").split()}
+    if "`" in inside or any(v in words if v.isascii() else v in inside.replace(" ", "") for v in new | old):
+        return False  # the place holds a value: a newer value of this subject
+    return bool(new & old)
 
 
 def denial_reason(new_text: str, old_text: str) -> str | None:
@@ -338,6 +497,18 @@ def _qualifiers(text: str) -> set[str]:
 def _qualifiers_differ(a: str, b: str) -> bool:
     qa, qb = _qualifiers(a), _qualifiers(b)
     return bool(qa and qb and qa != qb)
+
+
+def _scripts(new_text: str, old_text: str) -> tuple[bool, bool]:
+    """(one English and one Chinese, both Chinese). Two texts are in one language when they
+    are with their code spans or without them: a Chinese rule about
+    `autovacuum_vacuum_scale_factor` is Chinese, however long the name, and "Rule: 部署 staging
+    用 `kubectl apply …`" has too few words around its span to be read as either, so it goes
+    by its whole text, as dedup reads it."""
+    whole = guard.profile(strip_keywords(new_text)), guard.profile(strip_keywords(old_text))
+    bare = guard.profile(_uncoded(new_text)), guard.profile(_uncoded(old_text))
+    cross = all(a.cjk_dominant != b.cjk_dominant for a, b in (whole, bare))
+    return cross, not cross and any(a.cjk_dominant and b.cjk_dominant for a, b in (whole, bare))
 
 
 def _uncoded(text: str) -> str:
@@ -488,6 +659,9 @@ def value_difference(new_text: str, old_text: str) -> str | None:
             return f"numbers swapped: {', '.join(dict.fromkeys(nb))} / {', '.join(dict.fromkeys(na))}"
     if not ev.cross and _negations(new_text) != _negations(old_text):
         return "negated a different number of times"
+    names = _names_differ(ev)
+    if names:
+        return names
     turned = polarity_turned(new_text, old_text) or opposite_actions(new_text, old_text)
     if turned:
         return turned
@@ -507,7 +681,38 @@ def value_difference(new_text: str, old_text: str) -> str | None:
     slots = _zh_words_swapped(new_text, old_text) if ev.zh else swapped_slots(new_text, old_text)
     if len(slots) >= 2:
         return "one template, " + ", ".join(f"{x} / {y}" for x, y in slots[:3])
+    subject = _zh_other_subject(new_text, old_text) if ev.zh else None
+    if subject:
+        return f"one template, another subject: {subject[0]} / {subject[1]}"
     return None
+
+
+_CJK_WORD = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{2,}")
+
+
+def _zh_other_subject(new_text: str, old_text: str) -> tuple[str, str] | None:
+    """Two Chinese texts of one template that fill one place with other words and change
+    little else ("用户希望[回答]用中文" / "用户希望[代码注释]用中文写"): the same value said of
+    another subject, another memory. The place holds two or more characters each side, none in
+    common, no word of change or negation, and words the dictionary gives no meaning in common
+    (运行 / 执行 both *run*: a paraphrase); besides it, two characters at most are added or
+    left out, and four or more stay the same. (Two places filled otherwise is
+    ``_zh_words_swapped``; in English one place is the guard's slot swap.)"""
+    a, b = _unlabelled(old_text), _unlabelled(new_text)
+    ops = SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    replaced = [(a[i1:i2].strip(), b[j1:j2].strip()) for op, i1, i2, j1, j2 in ops if op == "replace"]
+    added = sum(max(i2 - i1, j2 - j1) for op, i1, i2, j1, j2 in ops if op in ("insert", "delete"))
+    kept = sum(len(run) for op, i1, i2, _, _ in ops if op == "equal" for run in _CJK_WORD.findall(a[i1:i2]))
+    if len(replaced) != 1 or added > 2 or kept < 4:
+        return None
+    x, y = replaced[0]
+    if not (_CJK_WORD.fullmatch(x) and _CJK_WORD.fullmatch(y)) or set(x) & set(y):
+        return None
+    if any(_MARKER_ZH.search(w) or guard.negations(w) for w in (x, y)):
+        return None
+    if guard.profile(x).meant & guard.profile(y).meant:
+        return None
+    return x, y
 
 
 def _zh_words_swapped(new_text: str, old_text: str) -> list[tuple[str, str]]:
