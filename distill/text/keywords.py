@@ -531,8 +531,8 @@ _WORK_ZH = {
     "bucket": "存储桶", "cluster": "集群", "deployment": "部署", "container": "容器", "certificate": "证书",
 }
 
-# English words with no sense at work that a dictionary renders right: a keyword line leaves
-# them out (hammered is no 锤子, lives no 生活); a query's renderings still try them
+# English words whose dictionary renderings are all another trade's sense (hammered → 锤子,
+# lives → 生活, giving → 慷慨): a keyword line leaves them out; a query's renderings still try them
 _NO_ZH = frozenset(
     "left right back long black white great large small real true false half few own another during between "
     "although though roughly previously whatever whenever sometimes since within below above together alone "
@@ -548,7 +548,8 @@ def _to_zh(word: str, generic: bool = False) -> list[str]:
     """Chinese headwords whose gloss is ``word`` (or its singular): the work sense first
     (:data:`_WORK_ZH`), then jargon, then a gloss the dictionary marks "(computing)", then
     the commonest (HSK level); for a verb form (shared, reading) a verb's headword first.
-    Words in :data:`GENERIC` only with ``generic`` (a query's renderings: 默认 is "default")."""
+    Words in :data:`GENERIC` only with ``generic`` (a query's renderings: 默认 is "default"),
+    and nothing for a word in :data:`_NO_ZH` unless ``generic``."""
     lemmas = _lemmas(word)
     if not generic and word in _NO_ZH:
         return []
