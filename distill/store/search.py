@@ -260,7 +260,7 @@ def relevance(query: str, texts: list[str], cosines: np.ndarray, *, baseline: fl
         elif missed and (not query_zh or any(is_own_name(n) for n in missed)):
             score *= NAME_PART
         asked = [h for h, is_name in zip(held, name_concept) if not is_name]  # what it asks about the names
-        if len(names) - len(missed) == 1 and len(asked) >= 2 and not any(asked):
+        if names and missed != names and len(asked) >= max(2, len(names) - len(missed) + 1) and not any(asked):
             score *= NAME_ONLY
         folded = _fold(text)
         if (entities and all(e in folded for e in entities)) or (len(whole) >= 6 and whole in folded):
