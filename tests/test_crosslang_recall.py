@@ -30,6 +30,15 @@ MEMORIES = {
                 " and both wrote the same rows. Fix: set `concurrencyPolicy: Forbid` in the CronJob spec."),
     "pr_size": "规则：一个 PR 超过 400 行就要拆开，合并前至少一个人 review。",
     "force_push": "Rule: never force-push the shared master branch; after a rebase, push to your own branch and open a pull request.",
+    "go_sum": ("Pitfall: `go build` in CI failed with `verifying github.com/acme/sdk@v1.4.2: checksum mismatch`."
+               " Cause: the module's tag was force-pushed. Fix: set `GOPRIVATE=github.com/acme/*`."),
+    "sentry": ("踩坑：Sentry 里前端报错看不到源码位置。原因：CI 上传 sourcemap 用的 release 名和 `Sentry.init` 里的不一致。"
+               "解决：两边都用 `$GIT_SHA`。"),
+    "grafana": ("Pitfall: Grafana panels showed 'No data' after the move to the new cluster."
+                " Cause: the Prometheus datasource still pointed at the old host. Fix: update the datasource URL."),
+    "dingtalk": ("踩坑：钉钉机器人发消息返回 `keywords not in content`。原因：安全设置里配了自定义关键词“告警”。"
+                 "解决：消息标题加“【告警】”。"),
+    "wechat_pay": "规则：微信支付回调必须先验签再处理，按订单号幂等去重，成功后返回 SUCCESS，否则微信会反复重发通知。",
 }
 
 
@@ -59,6 +68,9 @@ def found(store, query: str) -> list[str]:
     ("k8s 定时任务上一轮还没跑完下一轮又起来了，两个 pod 同时写库，怎么避免？", "cronjob"),  # k8s: Kubernetes
     ("我 rebase 完了想强推一下 main，可以吗？", "force_push"),  # main: a word, the memory says master
     ("我这个 PR 改了 600 多行，可以直接合吗？", "pr_size"),  # same language: 600 is asked about, not named
+    ("Sentry 上传 sourcemap 时 release 应该填什么？", "sentry"),
+    ("DingTalk bot says keywords not in content", "dingtalk"),  # DingTalk is 钉钉, bot 机器人
+    ("How should the WeChat Pay callback be handled so WeChat stops resending it?", "wechat_pay"),  # WeChat: 微信
 ])
 def test_a_question_finds_the_memory_it_asks_about(store, query, key):
     assert key in found(store, query)
@@ -72,6 +84,10 @@ def test_a_question_finds_the_memory_it_asks_about(store, query, key):
     "感冒了应该吃什么药？",
     "how much should I tip at restaurants in the US?",
     "What's the difference between a Kubernetes Deployment and a StatefulSet?",  # names two of three things asked
+    "网站怎么接入 GitHub 第三方登录？",  # a memory holding "github.com" is about Go modules, not sign-in
+    "How do I generate a new SSH key and add it to my GitHub account?",
+    "Sentry 事件太多了，怎么设置采样率？",  # Sentry, but the sourcemap memory says nothing of sampling
+    "How do I set up alert notifications to Slack in Grafana?",  # Grafana, but not its alerting
 ])
 def test_a_neighbouring_question_finds_nothing(store, query):
     assert found(store, query) == []
@@ -93,6 +109,19 @@ def test_what_a_query_names_must_be_in_the_memory():
     assert not holds_name("us", "because the status is up")
     assert holds_name("beijing", "规则：北京的服务器周一重启")  # the dictionary's English name
     assert holds_name("tls", "决定：证书用 certbot 自动续期") and not holds_name("tls", "决定：日志保留 14 天")
+
+
+def test_a_chinese_product_is_named_by_its_english_name():
+    assert holds_name("dingtalk", "踩坑：钉钉机器人发消息返回 310000") and holds_name("wechat", "规则：微信支付回调必须先验签")
+    assert not holds_name("dingtalk", "规则：飞书机器人的 webhook 地址放 Vault")
+
+
+def test_a_product_name_is_no_exact_match():
+    """A memory holding "GitHub" (in a module path) is not what a question about GitHub sign-in
+    asks for; an identifier only a copy holds still wins outright."""
+    from distill.store.search import query_terms
+    assert query_terms("网站怎么接入 GitHub 第三方登录？")[1] == []
+    assert query_terms("How do I fix E11000 in createWebHistory?")[1] == ["e11000", "createwebhistory"]
 
 
 def test_a_numeronym_names_the_word_it_shortens():

@@ -195,6 +195,8 @@ def test_chinese_is_cut_into_dictionary_words():
 
     assert segment("功能分支合并之后就删除") == ("功能", "分支", "合并", "之后", "就", "删除")
     assert segment("只在上部署") == ("只", "在", "上", "部署")  # not 上部 署: the cut with fewer words wins
+    # as many words either way: the cut leaving 都 alone, not 构 of 构建 ("to establish a capital", 建都)
+    assert segment("镜像每次构建都要重新装") == ("镜像", "每次", "构建", "都", "要", "重新", "装")
 
 
 def test_an_irregular_english_form_meets_the_dictionarys_gloss():

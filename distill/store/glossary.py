@@ -53,6 +53,7 @@ _JARGON = {
     "接口": "API/endpoint/interface", "脱敏": "redact/mask", "压测": "load test", "限流": "rate limit",
     "扩容": "scale up/scale out", "缩容": "scale down", "显卡": "GPU/graphics card", "单测": "unit test",
     "评审": "review", "幻灯片": "slide/slides/deck", "提交信息": "commit message",
+    "归档": "archive", "描述文件": "provisioning profile/profile", "卡顿": "freeze/stutter/lag",
 }
 
 
@@ -122,14 +123,21 @@ def _parse() -> tuple[dict[str, str], dict[str, frozenset[str]]]:
     return glosses, {k: frozenset(v) for k, v in readings.items()}
 
 
+# characters that stand alone in a sentence (的, 都, 要): a cut leaving one of them on its own is
+# no worse for it, a cut leaving a content character alone (构 of 构建) split a word
+FUNCTION_CHARS = frozenset("的了在是把被和与及或都也就再先会要用将对从")
+
+
 @lru_cache(maxsize=8192)
 def segment(run: str) -> tuple[str, ...]:
     """A run of Chinese characters cut into dictionary words: longest match from the left and
-    from the right, whichever cut has fewer words (ties: fewer lone characters, then the
-    right-to-left cut, the better of the two for Chinese: "只在上部署" → 只在 上 部署, not 上部 署)."""
+    from the right, whichever cut has fewer words (ties: fewer lone content characters, then
+    fewer lone characters, then the right-to-left cut, the better of the two for Chinese:
+    "只在上部署" → 只在 上 部署, not 上部 署; "构建都要" → 构建 都 要, not 构 建都 要)."""
     words = _dictionary()
     cuts = [_longest_first(run, words), _longest_first(run[::-1], words, backward=True)]
-    return min(reversed(cuts), key=lambda cut: (len(cut), sum(len(w) == 1 for w in cut)))
+    return min(reversed(cuts), key=lambda cut: (len(cut), sum(len(w) == 1 and w not in FUNCTION_CHARS for w in cut),
+                                                sum(len(w) == 1 for w in cut)))
 
 
 def _longest_first(run: str, words: dict[str, str], backward: bool = False) -> tuple[str, ...]:

@@ -117,7 +117,7 @@ TRANSLATED_NAMES = frozenset(
 _WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
 _WEEKDAY_ZH = re.compile(r"(?:周|星期|礼拜)([一二三四五六日天])(?!次)")
 # Chinese function characters: swapping only these ("的" / "了") changes no fact
-_ZH_FUNCTION = frozenset("的了在是把被和与及或都也就再先会要用将对从")
+_ZH_FUNCTION = glossary.FUNCTION_CHARS
 # Chinese bigrams every preference or rule contains ("用户希望…"): shared wording that says nothing
 _ZH_SKIP = frozenset("用户 希望 喜欢 需要 应该 使用 可以 一个 这个 进行 时候".split())
 _ZH_BOILERPLATE = frozenset("用户 户希 希望 户喜 喜欢 需要 应该 使用 可以 一个 这个 进行 总是 一定 要求 时候".split())

@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import ConfigError
-from ..text.keywords import concept_share, holds_name, is_chinese, is_own_name, query_concepts, query_names
+from ..text.keywords import concepts_held, holds_name, is_chinese, is_own_name, query_concepts, query_names
 from .models import CATEGORIES, MemoryHit, check_scope
 from .provenance import parse
 from .table import as_ms
@@ -54,6 +54,12 @@ NAME_MISS = 0.6
 # an English question naming several things and a memory holding only some of them: about one of
 # them, not what was asked ("Kubernetes Deployment and a StatefulSet" against a Deployment memory)
 NAME_PART = 0.75
+# a memory holding what the question names (Vite, Sentry) and none of what it asks about them —
+# at least two concepts, and more than the names it holds: the same tool, another problem ("how
+# do I set Sentry's sample rate" against the Sentry sourcemap memory). Between NAME_MISS (not
+# even the tool) and NAME_PART (part of what is named); on the dev sets the one right memory it
+# meets (a Celery retry question, its 自动/最多/几次 unmatched) stays above the floor at 0.43.
+NAME_ONLY = 0.7
 
 
 def where_clause(scope: str | list[str] | None = None, category: str | None = None,
@@ -187,6 +193,10 @@ _STOP = frozenset(
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TERM = re.compile(f"[A-Za-z0-9][A-Za-z0-9_.+#/\\-:=]*[A-Za-z0-9]|[A-Za-z0-9]|[{_CJK}]+")
 _ENTITY_SHAPE = re.compile(r"\d|[A-Za-z0-9][._/\-:=+#][A-Za-z0-9]|^[A-Z0-9_]{4,}$|[a-z][A-Z]")
+# an identifier only a copy of it would hold: digits, separators inside, all capitals (EADDRINUSE,
+# HTTP), camelCase code (createWebHistory: two humps) — not a product's name (GitHub, MySQL,
+# WeasyPrint, iOS), which memories about other things with that product hold as well
+_EXACT_SHAPE = re.compile(r"\d|[A-Za-z0-9][._/\-:=+#][A-Za-z0-9]|^[A-Z0-9_]{4,}$|[a-z][A-Z].*[a-z][A-Z]")
 
 
 def _fold(text: str) -> str:
@@ -194,8 +204,9 @@ def _fold(text: str) -> str:
 
 
 def query_terms(query: str) -> tuple[list[tuple[str, float]], list[str]]:
-    """(weighted terms, entities): words and CJK character pairs; identifier-shaped tokens are
-    entities (an error code, a dotted setting, a path) and weigh three times a word."""
+    """(weighted terms, entities): words and CJK character pairs; identifier-shaped tokens
+    (an error code, a dotted setting, a path, a product's name) weigh three times a word, and
+    those only a copy would hold (``_EXACT_SHAPE``) are the entities a memory wins outright by."""
     terms: list[tuple[str, float]] = []
     entities: list[str] = []
     for m in _TERM.finditer(unicodedata.normalize("NFKC", query)):
@@ -206,7 +217,8 @@ def query_terms(query: str) -> tuple[list[tuple[str, float]], list[str]]:
             continue
         low = tok.casefold()
         if _ENTITY_SHAPE.search(tok) and len(tok) >= 3:
-            entities.append(low)
+            if _EXACT_SHAPE.search(tok):
+                entities.append(low)
             terms.append((low, 3.0))
         elif low not in _STOP and len(low) > 1:
             terms.append((low, 1.0))
@@ -232,9 +244,11 @@ def relevance(query: str, texts: list[str], cosines: np.ndarray, *, baseline: fl
     query_zh = is_chinese(query)
     names = query_names(query)
     out = []
+    name_concept = [any(form.casefold() in names for form in group) for group in concepts or []]
     for text, cos in zip(texts, cosines):
         margin = min(max((float(cos) - base) / MARGIN_SPAN, 0.0), 1.0)
-        shared = concept_share(concepts, text) if concepts else 0.0
+        held = concepts_held(concepts, text) if concepts else []
+        shared = sum(held) / len(held) if held else 0.0
         if concepts and is_chinese(text) != query_zh:
             meaning = min(max((float(cos) - COS_LOW_X) / (COS_HIGH_X - COS_LOW_X), 0.0), 1.0)
             score = W_X_MEANING * meaning + W_X_MARGIN * margin + W_X_WORDS * shared
@@ -247,6 +261,10 @@ def relevance(query: str, texts: list[str], cosines: np.ndarray, *, baseline: fl
             score *= NAME_MISS
         elif missed and (not query_zh or any(is_own_name(n) for n in missed)):
             score *= NAME_PART
+        asked = [h for h, is_name in zip(held, name_concept) if not is_name]  # what it asks about the names
+        named = len(names) - len(missed)
+        if named and len(asked) >= max(2, named + 1) and not any(asked):
+            score *= NAME_ONLY
         folded = _fold(text)
         if (entities and all(e in folded for e in entities)) or (len(whole) >= 6 and whole in folded):
             score = max(score, EXACT_SCORE) + 0.04 * meaning  # exact first; among several, by meaning

@@ -78,6 +78,7 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\bport\b", "端口"), (r"database|postgres|mysql|sqlite", "数据库"), (r"release", "发布"),
     (r"ios\b|android|mobile app", "移动应用"), (r"tickets?", "工单"), (r"editor|IDE\b|VS Code|vim\b", "编辑器"),
     (r"hotel|travel|trip", "出差"), (r"budget", "预算"), (r"documentation|docs|markdown", "文档"),
+    (r"sen[dt]s? back", "返回"),
 ]
 _PHRASE_RES = [(re.compile(r"(?<![\w./-])(?:" + p + r")(?![\w]*[./_-]\w)", re.IGNORECASE), zh) for p, zh in _PHRASES]
 
@@ -213,8 +214,8 @@ def query_concepts(query: str) -> list[list[str]]:
         key = next((p for p in phrases if p != group[0] and group[0].startswith(p)), group[0])
         merged[key] = list(dict.fromkeys([*merged.get(key, []), *group]))
     for name in query_names(query):  # what the query names is a concept even if no dictionary knows it (StatefulSet)
-        if not any(name in group for group in merged.values()):
-            merged[name] = [name]
+        if not any(name in group for group in merged.values()):  # and in Chinese if the work table knows it (DingTalk)
+            merged[name] = [name, *(_WORK_ZH[name].split("/") if name in _WORK_ZH else [])]
     return list(merged.values())
 
 
@@ -304,11 +305,14 @@ def holds_name(name: str, text: str) -> bool:
 
 def concept_share(concepts: list[list[str]], text: str) -> float:
     """Share of the query's concepts that ``text`` holds in either language."""
-    if not concepts:
-        return 0.0
+    return sum(concepts_held(concepts, text)) / len(concepts) if concepts else 0.0
+
+
+def concepts_held(concepts: list[list[str]], text: str) -> list[bool]:
+    """For each of the query's concepts: does ``text`` hold it, in either language?"""
     folded = text.casefold()
     stems = _stems(folded)
-    return sum(any(_holds(form, folded, stems) for form in group) for group in concepts) / len(concepts)
+    return [any(_holds(form, folded, stems) for form in group) for group in concepts]
 
 
 def _stems(folded: str) -> set[str]:
@@ -529,6 +533,10 @@ _WORK_ZH = {
     "strip": "去除", "human": "人工", "sign": "签名", "daily": "每日", "private": "私有", "amount": "金额",
     "collect": "收集", "collected": "收集",
     "bucket": "存储桶", "cluster": "集群", "deployment": "部署", "container": "容器", "certificate": "证书",
+    "bot": "机器人", "keyword": "关键词", "code": "代码", "callback": "回调", "resend": "重发",
+    "freeze": "卡顿/卡死", "refund": "退款", "heap": "堆内存/堆", "exception": "异常",
+    # Chinese products by their English names (the dictionary has 微信 as "Weixin or WeChat", no 钉钉)
+    "wechat": "微信", "wecom": "企业微信", "dingtalk": "钉钉", "alipay": "支付宝",
 }
 
 # English words whose dictionary renderings are all another trade's sense (hammered → 锤子,
