@@ -39,12 +39,15 @@ FIELDS: dict[str, tuple[object, object, dict]] = {
 
 def new_task(agent_id: str, session_file: str, kind: str) -> dict:
     """A fresh task as written to the inbox: the required fields and the non-None defaults."""
-    given = {"id": os.urandom(8).hex(), "kind": kind, "agent_id": agent_id, "session_file": session_file,
-             "created_at_ms": int(time.time() * 1000)}
+    ns = time.time_ns()
+    sub_ms = f"{ns % 1_000_000:05x}"  # leads the id, so two tasks queued in one millisecond keep their order
+    given = {"id": sub_ms + os.urandom(6).hex(), "kind": kind, "agent_id": agent_id, "session_file": session_file,
+             "created_at_ms": ns // 1_000_000}
     return {name: given.get(name, default) for name, (_, default, _) in FIELDS.items()
             if name in given or default not in (REQUIRED, None)}
 
 
 def task_filename(created_ms: int, task_id: str) -> str:
-    """Names sort oldest first, so the inbox is served in arrival order."""
+    """Names sort oldest first, so the inbox is served in arrival order (a new task's id starts
+    with its sub-millisecond time)."""
     return f"{created_ms:013d}-{task_id}.json"

@@ -74,6 +74,16 @@ def test_enqueue_writes_one_valid_task(env):
     assert len(inbox(env)) == 3
 
 
+def test_tasks_queued_in_one_millisecond_are_served_in_arrival_order(env):
+    """Hooks that fire together (a session and its sub-agents ending) queue in the same
+    millisecond; the worker serves the inbox by name, so the names must keep their order."""
+    cfg = HookConfig.from_settings(load_settings())
+    files = [session(env, name=f"s{i:02d}") for i in range(40)]
+    for f in files:
+        enqueue(cfg, "main", str(f))
+    assert [json.loads(p.read_text())["session_file"] for p in inbox(env)] == [str(f) for f in files]
+
+
 def test_the_shipped_example_task_is_a_valid_task():
     root = Path(__file__).resolve().parent.parent
     task = Task.model_validate_json((root / "state.example" / "examples" / "task.json").read_text())

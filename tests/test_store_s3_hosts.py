@@ -30,6 +30,7 @@ from tests.s3_server import s3_server  # noqa: F401  (fixture)
 
 PER_WRITER = int(os.environ.get("DISTILL_S3_PER_WRITER", "30"))
 DISTINCT = PER_WRITER * 5 // 2
+BATCH = 5  # memories per add(): several commits per writer, so a kill lands between its first and last
 HOSTS = {"host-a": (0, 1), "host-b": (2, 3)}  # host -> its writers
 
 
@@ -68,7 +69,7 @@ def indices_for(writer: int) -> list[int]:
     return [(writer * PER_WRITER * 5 // 8 + k) % DISTINCT for k in range(PER_WRITER)]
 
 
-def writer(env: dict, uri: str, state: str, host: str, w: int, start_at: float) -> None:
+def writer(env: dict, uri: str, state: str, host: str, w: int, start_at: float, progress: str) -> None:
     os.environ.update(env)
     from distill.config import load_settings
 
@@ -76,12 +77,14 @@ def writer(env: dict, uri: str, state: str, host: str, w: int, start_at: float) 
     while time.time() < start_at:
         time.sleep(0.01)
     mine = indices_for(w)
-    for i in range(0, len(mine), 10):
+    for i in range(0, len(mine), BATCH):
         # host-b words even memories differently: a near duplicate of host-a's
         store.add([MemoryDraft(text=text_of(n, near=host == "host-b" and n % 2 == 0), scope="global", category="fact",
                                metadata={"provenance": {"agent": "main", "file": f"{host}/w{w}.jsonl",
                                                         "ranges": [[n, n + 1]]}})
-                   for n in mine[i:i + 10]])
+                   for n in mine[i:i + BATCH]])
+        with open(progress, "ab") as f:  # one byte per committed batch: the test kills after the first
+            f.write(b".")
 
 
 def test_two_hosts_four_writers_sigkilled_lose_and_double_nothing(tmp_path, s3_server):  # noqa: F811
@@ -94,20 +97,32 @@ def test_two_hosts_four_writers_sigkilled_lose_and_double_nothing(tmp_path, s3_s
     MemoryStore.open(first, embedder=NearEmbedder())  # the table exists before the writers start
     ctx = mp.get_context("spawn")
     start_at = time.time() + 8  # every writer has imported and opened the table by then
-    args = {w: (env, uri, str(tmp_path / host), host, w, start_at) for host, ws in HOSTS.items() for w in ws}
+    progress = {w: tmp_path / f"progress-{w}" for w in (w for ws in HOSTS.values() for w in ws)}
+    args = {w: (env, uri, str(tmp_path / host), host, w, start_at, str(progress[w]))
+            for host, ws in HOSTS.items() for w in ws}
     procs = {w: ctx.Process(target=writer, args=a) for w, a in args.items()}
     for p in procs.values():
         p.start()
     rng = random.Random(26)
-    time.sleep(max(0.0, start_at - time.time()) + rng.uniform(1.0, 3.0))
-    killed = [0, 2]  # one writer of each host, in the middle of its commits
-    for w in killed:
-        assert procs[w].is_alive(), "the writer finished before it could be killed: kill earlier"
-        os.kill(procs[w].pid, signal.SIGKILL)
+    killed = [0, 2]  # one writer of each host, in the middle of its commits: after its first batch
+    delay = {w: rng.uniform(0.0, 0.02) for w in killed}
+    due: dict[int, float] = {}
+    pending, deadline = set(killed), time.monotonic() + 120
+    while pending:
+        now = time.monotonic()
+        for w in sorted(pending):
+            if w not in due and progress[w].exists() and progress[w].stat().st_size:
+                due[w] = now + delay[w]
+            if w in due and now >= due[w]:
+                assert procs[w].is_alive(), "the writer finished before it could be killed: kill earlier"
+                os.kill(procs[w].pid, signal.SIGKILL)
+                pending.discard(w)
+        assert now < deadline, f"writers {sorted(pending)} never committed a first batch"
+        time.sleep(0.001)
     for w in killed:
         procs[w].join(30)
         # the killed writer's host runs again: the same input, as a cursor that never moved replays it
-        procs[w] = ctx.Process(target=writer, args=(*args[w][:5], 0.0))
+        procs[w] = ctx.Process(target=writer, args=(*args[w][:5], 0.0, str(progress[w])))
         procs[w].start()
     for p in procs.values():
         p.join(600)
