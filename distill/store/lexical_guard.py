@@ -65,6 +65,7 @@ _UNITS = {
     "kb": "kb", "kib": "kb", "mb": "mb", "mib": "mb", "gb": "gb", "gib": "gb", "tb": "tb", "tib": "tb",
     "%": "%", "percent": "%",
 }
+UNIT_WORDS = frozenset(_UNITS)  # the words a value is counted in
 _NUMBER = re.compile(
     r"(?<![A-Za-z0-9_.])(\d+(?:[.:]\d+)*)\s?(%|[A-Za-z]+\b|毫秒|秒钟|秒|分钟|小时|天|日|周|字节)?"
 )
@@ -228,6 +229,12 @@ class Profile:
         """Each Latin word that is not a function word or a number → its stem, cut to
         ``_GLOSS_PREFIX`` characters (what a gloss is compared with)."""
         return {w: lemma_stem(w)[:_GLOSS_PREFIX] for w in self.words if w not in _STOP and not re.fullmatch(r"[\d.:]+", w)}
+
+
+def says_nothing(word: str) -> bool:
+    """An English function word or a Chinese word every preference or rule says (用户, 希望):
+    no subject or value."""
+    return word in _STOP or word in _ZH_SKIP
 
 
 def fold(word: str) -> str:

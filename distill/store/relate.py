@@ -50,6 +50,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from os.path import commonprefix
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Callable, Literal
 
@@ -323,10 +324,14 @@ def slot_change(new_text: str, old_text: str) -> tuple[Relation, str] | None:
         turned = _cross_polarity_turned(ev)
         return ("contradicts", turned) if turned else None
     values = _value_conflicts(ev)
+    if not (ev.a.numbers | ev.a.spelled and ev.b.numbers | ev.b.spelled):
+        # a number on one side only is a value left out, not one replaced: "sets
+        # `timeout-minutes: 30`" / "sets `concurrency` …" set two things
+        values = [c for c in values if not c.startswith("numbers")]
     own = value_difference(new_text, old_text)
     if own and own.startswith(("code", "numbers", "polarity", "order")):
         values.append(own)
-    if not values:
+    if not values or _other_settings(new_text, old_text):
         return None
     if own and own.startswith("order swapped"):
         return "contradicts", own  # the same two actions each side: one subject, however reworded
@@ -347,6 +352,21 @@ def slot_change(new_text: str, old_text: str) -> tuple[Relation, str] | None:
     if kind in _CHOSEN:
         return "supersedes", f"a newer {kind} for the same slot: {values[0]}"
     return "contradicts", values[0]
+
+
+_SETTING = re.compile(r"^\s*([\w.-]+)\s*[:=]\s*\S")
+
+
+def _other_settings(new_text: str, old_text: str) -> bool:
+    """Each text sets a key its code spans name (`timeout-minutes: 30` / `concurrency`,
+    `cancel-in-progress: true`), one at least as ``key: value``, and they set no key in
+    common: two settings, not another value of one."""
+    def keys(text: str) -> tuple[set[str], bool]:
+        spans = [x.casefold() for x in _CODE.findall(strip_keywords(text))]
+        set_ = [m.group(1) for m in map(_SETTING.match, spans) if m]
+        return {m.group(1) if (m := _SETTING.match(x)) else x.strip() for x in spans}, bool(set_)
+    (ka, sa), (kb, sb) = keys(new_text), keys(old_text)
+    return bool(ka and kb and (sa or sb) and not ka & kb)
 
 
 def _cross_value_changed(ev: Evidence, *, both_sides: bool) -> str | None:
@@ -445,10 +465,27 @@ def _said_of_another(places: list[tuple[str, str, str]], new_text: str, old_text
     that still holds."""
     new, old = _named_values(new_text), _named_values(old_text)
     inside = " ".join(part for _, was, now in places for part in (was, now))
+    subjects = _subject_spans(new_text) | _subject_spans(old_text)
+    inside = _CODE.sub(lambda m: " " if m.group(1).casefold() in subjects else m.group(0), inside)
     words = {w.rstrip(".,:;") for w in inside.replace("`", " ").split()}
     if "`" in inside or any(v in words if v.isascii() else v in inside.replace(" ", "") for v in new | old):
         return False  # the place holds a value: a newer value of this subject
     return bool(new & old)
+
+
+# a code span that names what the memory is about, not what it sets: "the `analytics` service",
+# "the `api` role", "`payments` 服务"
+_SUBJECT_SPAN = re.compile(
+    r"`([^`\n]+)`\s*(?:(?:service|role|key|setting|option|flag|file|table|column|field|job|queue|topic|bucket|repo"
+    r"|repository|branch|module|package|endpoint|variable|cluster|project|namespace|database|index|app|worker"
+    r"|library|command|script|directory|folder|team|user|account)s?\b|服务|角色|字段|表|文件|配置项|参数|仓库|项目|集群"
+    r"|分支|接口|队列|任务|目录|模块|变量|账号)", re.I)
+
+
+def _subject_spans(text: str) -> set[str]:
+    """The code spans a text names as its subject (followed by what kind of thing they are),
+    folded: another one there is another thing, not another value of this one."""
+    return {m.group(1).casefold() for m in _SUBJECT_SPAN.finditer(strip_keywords(text))}
 
 
 def denial_reason(new_text: str, old_text: str) -> str | None:
@@ -684,7 +721,128 @@ def value_difference(new_text: str, old_text: str) -> str | None:
     subject = _zh_other_subject(new_text, old_text) if ev.zh else None
     if subject:
         return f"one template, another subject: {subject[0]} / {subject[1]}"
+    places = [] if ev.cross else template_places(new_text, old_text)
+    # only a place that holds a value by how it is written: two or more unvalued places were
+    # paraphrases the dictionary does not pair (big / large, talks / reaches) on 7 held-out duplicates
+    if any(_valued(x) and _valued(y) for x, y in places):
+        return "one template, other words in its places: " + ", ".join(
+            f"{' '.join(x)} / {' '.join(y)}" for x, y in places[:3])
     return None
+
+
+TEMPLATE_SHARE = 0.6  # share of the shorter text's words two texts of one template keep, in order
+_QUOTE = frozenset("“”\"「」")
+_PLACE_TOKEN = re.compile(r"`[^`\n]+`|[“”\"「」]|[A-Za-z0-9][A-Za-z0-9_.+#/\-']*|[\u3400-\u4dbf\u4e00-\u9fff]+")
+# how a memory is said, not what it says: who wants it, how strongly, why, and when
+_HOW = frozenset("want wants wanted need needs like likes prefer prefers must should shall have has always please "
+                 "ask asks wish because since so as via per due while when then also just only "
+                 "希望 喜欢 需要 应该 必须 要 想 想要 要求 请 务必 一定 总是 统一 都 每次 所有 任何 因为 所以 由于 已经 "
+                 "可以 能 会".split())
+# what a value is counted in: a unit or a currency said in one place is a value ("以“分”为单位" / "以“元”…")
+_UNIT_WORDS = guard.UNIT_WORDS | frozenset(
+    "cent cents dollar dollars euro euros yuan usd eur cny rmb 元 分 角 美元 欧元 人民币 毫秒 秒 字节".split())
+
+
+@dataclass(frozen=True)
+class _Word:
+    key: str  # what it is compared by: stem, code span without its backticks, a Chinese dictionary word
+    text: str  # as written, folded
+    quoted: bool = False
+
+
+def _place_words(text: str) -> list[_Word]:
+    """A memory's words in order: English words stemmed, code spans whole (without their
+    backticks: `trivy` is trivy), Chinese runs cut into dictionary words, a quoted word marked."""
+    out: list[_Word] = []
+    quoted = False
+    for t in _PLACE_TOKEN.findall(_unlabelled(text)):
+        if t in _QUOTE:
+            quoted = not quoted
+        elif t.startswith("`"):
+            out.append(_Word(t.strip("`").casefold(), t.strip("`").casefold(), quoted))
+        elif _CJK_WORD.match(t) or "\u3400" <= t[0] <= "\u9fff":
+            out.extend(_Word(w, w, quoted) for w in glossary.segment(t))
+        else:
+            w = t.rstrip(".'").casefold()
+            out.append(_Word(guard.stem(w), w, quoted))
+    return out
+
+
+def _says_something(w: _Word) -> bool:
+    """A word that could name a subject or a value: not a function word, a word of how it
+    is said or of change, a negation or a number (the guard compares those); a Chinese word
+    of two characters or more, or one quoted ("以“分”为单位")."""
+    if "\u3400" <= w.key[0] <= "\u9fff":
+        if w.key in _HOW or guard.says_nothing(w.key) or _MARKER_ZH.fullmatch(w.key) or guard.negations(w.key):
+            return False
+        return len(w.key) >= 2 or w.quoted or w.key in _UNIT_WORDS
+    if w.text in _HOW or guard.says_nothing(w.text) or w.text in _STOP or w.text in _FUNCTION_WORDS or w.text in _MARKER_TERMS:
+        return False
+    return len(w.text) > 1 and not re.fullmatch(r"[\d.:,]+", w.text)
+
+
+def _alike(x: _Word, y: _Word) -> bool:
+    """One meaning: a word in two scripts (a translation), one English word in two forms or
+    two the dictionary lists as one sense, two Chinese words with a gloss in common (proper
+    names and single characters aside: 北京 / 上海 are both "China", 分 and 元 both a unit)."""
+    zx, zy = "\u3400" <= x.key[0] <= "\u9fff", "\u3400" <= y.key[0] <= "\u9fff"
+    if zx != zy:
+        return True
+    if zx:
+        return bool(_glosses(x.key) & _glosses(y.key))
+    if len(commonprefix([x.text, y.text])) >= 4 or x.text in y.text or y.text in x.text:
+        return True
+    return glossary.same_sense(_lemma(x.text), _lemma(y.text))
+
+
+def _lemma(word: str) -> str:
+    import simplemma  # its tables load with the first English template compared
+
+    return simplemma.lemmatize(word, lang="en").lower()
+
+
+def _glosses(word: str) -> frozenset[str]:
+    if len(word) < 2 or glossary.proper_names(word):
+        return frozenset()
+    return guard.profile(word).meant
+
+
+def _valued(words: tuple[str, ...]) -> bool:
+    """A place that holds a value by how it is written: quoted, or a unit or currency."""
+    return any(w.startswith("\u201c") or w.casefold() in _UNIT_WORDS for w in words)
+
+
+def template_places(new_text: str, old_text: str) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Two texts of one template (the shorter keeps ``TEMPLATE_SHARE`` of its words in the
+    other, in order) and the places where each puts words of another meaning: "以“[分]”为单位的
+    [整数]" / "以“[元]”为单位、保留两位小数的[字符串]"; "the migration [fails] on large tables. Fix:
+    run it in [batches]" / "… [locks] the table … at [night]". A word the other text says
+    anywhere is moved, not replaced; words the dictionary gives one meaning are a paraphrase.
+    Quoted words come back with their opening quote (what ``_valued`` reads)."""
+    a, b = _place_words(old_text), _place_words(new_text)
+    ca, cb = [w.key for w in a if _says_something(w)], [w.key for w in b if _says_something(w)]
+    if not ca or not cb:
+        return []
+    kept = sum(m.size for m in SequenceMatcher(None, ca, cb, autojunk=False).get_matching_blocks())
+    if kept < TEMPLATE_SHARE * min(len(ca), len(cb)):
+        return []
+    keys_a, keys_b = {w.key for w in a}, {w.key for w in b}
+    run_a, run_b = "".join(w.key for w in a), "".join(w.key for w in b)
+
+    def replaced(words: list[_Word], other: set[str], run: str) -> list[_Word]:
+        return [w for w in words if _says_something(w) and w.key not in other
+                and not ("\u3400" <= w.key[0] <= "\u9fff" and len(w.key) > 1 and w.key in run)]
+
+    out = []
+    ops = SequenceMatcher(None, [w.key for w in a], [w.key for w in b], autojunk=False).get_opcodes()
+    for op, i1, i2, j1, j2 in ops:
+        if op != "replace":
+            continue
+        x, y = replaced(a[i1:i2], keys_b, run_b), replaced(b[j1:j2], keys_a, run_a)
+        if x and y and not any(_alike(p, q) for p in x for q in y):
+            out.append((tuple(("\u201c" if w.quoted else "") + w.text for w in x),
+                        tuple(("\u201c" if w.quoted else "") + w.text for w in y)))
+    return out
 
 
 _CJK_WORD = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{2,}")
