@@ -151,7 +151,7 @@ def test_one_template_with_another_thing_in_its_place_is_not_the_same_memory(old
 
 
 @pytest.mark.parametrize("name", ["blind_lifecycle.jsonl", "blind2_lifecycle.jsonl", "blind3_lifecycle.jsonl",
-                                  "blind4_lifecycle.jsonl", "blind5_lifecycle.jsonl"])
+                                  "blind4_lifecycle.jsonl", "blind5_lifecycle.jsonl", "blind6_lifecycle.jsonl"])
 def test_no_update_in_the_blind_sets_is_thrown_away_as_a_duplicate(name, request):
     """The sets written by labellers who never saw the code (tests/bench/blind_lifecycle.py
     prints every figure): by the rule alone, no update is ever decided "same", and nothing
