@@ -99,6 +99,29 @@ def test_stdio_server_remembers_recalls_checks_and_forgets(tmp_path):
     check_conversation(anyio.run(conversation, stdio(tmp_path, "--agent", "tester")))
 
 
+def test_check_duplicate_never_calls_a_newer_rule_a_duplicate_of_the_one_it_replaces(tmp_path):
+    """A caller that checks before it remembers (the Memory MCP server's protocol) must not be
+    told to drop an update: check_duplicate answers what remember would do."""
+    old = "Rule: always install dependencies with `pip install -r requirements.txt` in the api repo."
+    new = ("Rule: from now on use `uv sync` instead of `pip install -r requirements.txt` in the api repo; "
+           "pip is no longer allowed there.")
+
+    async def go():
+        async with stdio(tmp_path, "--agent", "tester") as client:
+            first = await call(client, "remember", content=old, tags=["preference"])
+            checked = await call(client, "check_duplicate", content=new)
+            second = await call(client, "remember", content=new, tags=["preference"])
+            recalled = await call(client, "recall", query="how do I install dependencies in the api repo")
+            return first, checked, second, recalled
+
+    first, checked, second, recalled = anyio.run(go)
+    assert checked["is_duplicate"] is False and checked["decision"] == "new"
+    assert f"supersedes {first['memory_id']}" in checked["reason"]
+    assert second["status"] == "added"
+    assert [h["memory_id"] for h in recalled["hits"]][:1] == [second["memory_id"]]
+    assert first["memory_id"] not in {h["memory_id"] for h in recalled["hits"]}
+
+
 def test_secrets_are_redacted_and_the_text_never_picks_the_scope(tmp_path):
     async def go():
         async with stdio(tmp_path, "--agent", "tester") as client:

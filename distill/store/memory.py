@@ -162,16 +162,30 @@ class MemoryStore:
         return self._add(drafts, dry_run=True)
 
     def check_duplicate(self, text: str, scope: str = "global") -> Verdict:
-        """The store's own duplicate decision for one memory text, writing nothing:
-        ``Verdict(decision, id, reason)`` — the row it duplicates, or the nearest row it was
-        compared with and what kept them apart (see ``dedup.decide``). Like every check
-        (``check``, a dry-run import) it takes no write lock (see :meth:`_refresh`)."""
+        """The decision :meth:`add` would make for one memory text (the rule path), writing
+        nothing: ``Verdict(decision, id, reason)`` — the row it duplicates, the current row it
+        would supersede or contradict (a "distinct" answer: it would be stored), or the nearest
+        row it was compared with and what kept them apart. A caller that checks before it
+        remembers (the Memory MCP server's protocol) is never told a newer rule is a duplicate
+        of the one it replaces. Like every check it takes no write lock (see :meth:`_refresh`)."""
         draft = scrub_draft(MemoryDraft(text=text, scope=scope), self.redacted)
         vec = self._passages([draft.text])
         self._refresh()
+        thresholds = self.settings.dedup_thresholds()
         sidx = self.index.scope(draft.scope)
-        return decide(draft.text, sidx.nearest(vec, NEAREST)[0], self.settings.dedup_thresholds(),
-                      exact_id=sidx.exact(content_hash(draft.text)))
+        pool = sidx.nearest(vec, NEAREST)[0]
+        exact_id = sidx.exact(content_hash(draft.text))
+        rows_now = self._lifecycle_rows([pool], band_floor(thresholds), None)
+        decision = relate(draft.text, pool, thresholds, exact_id=exact_id,
+                          current=lambda row_id: row_id in rows_now and rows_now[row_id][0])
+        if decision.relation == "same":
+            return Verdict("duplicate", decision.id, decision.reason, decision.cosine)
+        if decision.relation in ("supersedes", "contradicts"):
+            return Verdict("distinct", decision.id, f"{decision.relation} {decision.id}: {decision.reason}",
+                           decision.cosine)
+        nearest = decide(draft.text, pool, thresholds, exact_id=exact_id)
+        return Verdict("distinct", nearest.id, decision.reason if nearest.duplicate else nearest.reason,
+                       nearest.cosine)
 
     def _refresh(self) -> None:
         """Bring the dedup copy up to the table's latest commit. Checks and dry runs call this

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from os.path import commonprefix
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Callable, Literal
+from typing import TYPE_CHECKING, Callable, Literal, Sequence
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -966,7 +966,7 @@ def band_floor(thresholds: "DedupThresholds") -> float:
     return thresholds.cosine - BAND_BELOW
 
 
-def relate(text: str, neighbours: list[Neighbour], thresholds: "DedupThresholds", *,
+def relate(text: str, neighbours: Sequence[Neighbour], thresholds: "DedupThresholds", *,
            exact_id: str | None = None, current: Callable[[str], bool] = lambda _id: True,
            judged: dict[str, tuple[Relation, str]] | None = None) -> Decision:
     """The decision for ``text`` against the scope's nearest rows. Only current rows are
