@@ -267,14 +267,20 @@ def stem(word: str) -> str:
 
 
 @lru_cache(maxsize=16384)
+def lemma(word: str) -> str:
+    """The word's English dictionary form, folded ('wrote' → 'write'). The lemma table
+    (simplemma's English one) loads with the first English comparison, like the dictionary."""
+    import simplemma
+
+    return simplemma.lemmatize(word, lang="en").lower()
+
+
+@lru_cache(maxsize=16384)
 def lemma_stem(word: str) -> str:
     """``stem`` of the word's dictionary form ('sent' → 'send', 'wrote' → 'write'), for
     meeting a gloss: a translation's English and the dictionary's glosses inflect words
-    differently, and irregular forms share no prefix. The lemma table (simplemma's English
-    one) loads with the first English–Chinese comparison, like the dictionary."""
-    import simplemma
-
-    return stem(simplemma.lemmatize(word, lang="en").lower())
+    differently, and irregular forms share no prefix."""
+    return stem(lemma(word))
 
 
 @lru_cache(maxsize=4096)
@@ -817,10 +823,8 @@ def _same_sense(old: list[str], new: list[str]) -> bool:
     wb = [w for w in new if w not in _STOP]
     if len(wa) != 1 or len(wb) != 1 or not (wa[0].isascii() and wa[0].isalpha() and wb[0].isascii() and wb[0].isalpha()):
         return False
-    import simplemma
-
     def forms(w: str) -> set[str]:  # the surface is folded ("switches" → "switche"): try it with its "s"
-        return {simplemma.lemmatize(x, lang="en").lower() for x in (w, w + "s")}
+        return {lemma(x) for x in (w, w + "s")}
 
     fa, fb = forms(wa[0]), forms(wb[0])
     return not fa & fb and any(glossary.same_sense(x, y) for x in fa for y in fb)
@@ -936,10 +940,7 @@ def translated_overlap(a: Profile, b: Profile, synonyms: bool = False) -> tuple[
 
 @lru_cache(maxsize=16384)
 def _synonym_stems(word: str) -> frozenset[str]:
-    import simplemma
-
-    lemma = simplemma.lemmatize(word, lang="en").lower()
-    return frozenset(lemma_stem(y)[:_GLOSS_PREFIX] for y in glossary.synonyms(lemma))
+    return frozenset(lemma_stem(y)[:_GLOSS_PREFIX] for y in glossary.synonyms(lemma(word)))
 
 
 def _terms(p: Profile) -> set[str]:

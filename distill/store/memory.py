@@ -26,7 +26,7 @@ from . import converge
 from . import lifecycle as life
 from . import provenance as prov
 from . import table as tbl
-from .dedup import NEAREST, Verdict, content_hash, decide
+from .dedup import NEAREST, Verdict, content_hash
 from .relate import LLM_PAIRS, Decision, band_floor, make_judge, relate
 from .dedup_index import DedupIndex, cosines
 from .embedders import Embedder, for_table, known_dim, make_embedder
@@ -180,12 +180,9 @@ class MemoryStore:
                           current=lambda row_id: row_id in rows_now and rows_now[row_id][0])
         if decision.relation == "same":
             return Verdict("duplicate", decision.id, decision.reason, decision.cosine)
-        if decision.relation in ("supersedes", "contradicts"):
-            return Verdict("distinct", decision.id, f"{decision.relation} {decision.id}: {decision.reason}",
-                           decision.cosine)
-        nearest = decide(draft.text, pool, thresholds, exact_id=exact_id)
-        return Verdict("distinct", nearest.id, decision.reason if nearest.duplicate else nearest.reason,
-                       nearest.cosine)
+        reason = decision.reason if decision.relation == "distinct" else (
+            f"{decision.relation} {decision.id}: {decision.reason}")
+        return Verdict("distinct", decision.id, reason, decision.cosine)
 
     def _refresh(self) -> None:
         """Bring the dedup copy up to the table's latest commit. Checks and dry runs call this

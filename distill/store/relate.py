@@ -362,9 +362,8 @@ def _other_settings(new_text: str, old_text: str) -> bool:
     `cancel-in-progress: true`), one at least as ``key: value``, and they set no key in
     common: two settings, not another value of one."""
     def keys(text: str) -> tuple[set[str], bool]:
-        spans = [x.casefold() for x in _CODE.findall(strip_keywords(text))]
-        set_ = [m.group(1) for m in map(_SETTING.match, spans) if m]
-        return {m.group(1) if (m := _SETTING.match(x)) else x.strip() for x in spans}, bool(set_)
+        spans = [(x, _SETTING.match(x)) for x in (y.casefold() for y in _CODE.findall(strip_keywords(text)))]
+        return {m.group(1) if m else x.strip() for x, m in spans}, any(m for _, m in spans)
     (ka, sa), (kb, sb) = keys(new_text), keys(old_text)
     return bool(ka and kb and (sa or sb) and not ka & kb)
 
@@ -750,6 +749,11 @@ class _Word:
     quoted: bool = False
 
 
+def _han(word: str) -> bool:
+    """A Chinese word: it starts with a Han character."""
+    return "\u3400" <= word[0] <= "\u9fff"
+
+
 def _place_words(text: str) -> list[_Word]:
     """A memory's words in order: English words stemmed, code spans whole (without their
     backticks: `trivy` is trivy), Chinese runs cut into dictionary words, a quoted word marked."""
@@ -760,7 +764,7 @@ def _place_words(text: str) -> list[_Word]:
             quoted = not quoted
         elif t.startswith("`"):
             out.append(_Word(t.strip("`").casefold(), t.strip("`").casefold(), quoted))
-        elif _CJK_WORD.match(t) or "\u3400" <= t[0] <= "\u9fff":
+        elif _han(t):
             out.extend(_Word(w, w, quoted) for w in glossary.segment(t))
         else:
             w = t.rstrip(".'").casefold()
@@ -772,7 +776,7 @@ def _says_something(w: _Word) -> bool:
     """A word that could name a subject or a value: not a function word, a word of how it
     is said or of change, a negation or a number (the guard compares those); a Chinese word
     of two characters or more, or one quoted ("以“分”为单位")."""
-    if "\u3400" <= w.key[0] <= "\u9fff":
+    if _han(w.key):
         if w.key in _HOW or guard.says_nothing(w.key) or _MARKER_ZH.fullmatch(w.key) or guard.negations(w.key):
             return False
         return len(w.key) >= 2 or w.quoted or w.key in _UNIT_WORDS
@@ -785,20 +789,14 @@ def _alike(x: _Word, y: _Word) -> bool:
     """One meaning: a word in two scripts (a translation), one English word in two forms or
     two the dictionary lists as one sense, two Chinese words with a gloss in common (proper
     names and single characters aside: 北京 / 上海 are both "China", 分 and 元 both a unit)."""
-    zx, zy = "\u3400" <= x.key[0] <= "\u9fff", "\u3400" <= y.key[0] <= "\u9fff"
+    zx, zy = _han(x.key), _han(y.key)
     if zx != zy:
         return True
     if zx:
         return bool(_glosses(x.key) & _glosses(y.key))
     if len(commonprefix([x.text, y.text])) >= 4 or x.text in y.text or y.text in x.text:
         return True
-    return glossary.same_sense(_lemma(x.text), _lemma(y.text))
-
-
-def _lemma(word: str) -> str:
-    import simplemma  # its tables load with the first English template compared
-
-    return simplemma.lemmatize(word, lang="en").lower()
+    return glossary.same_sense(guard.lemma(x.text), guard.lemma(y.text))
 
 
 def _glosses(word: str) -> frozenset[str]:
@@ -831,7 +829,7 @@ def template_places(new_text: str, old_text: str) -> list[tuple[tuple[str, ...],
 
     def replaced(words: list[_Word], other: set[str], run: str) -> list[_Word]:
         return [w for w in words if _says_something(w) and w.key not in other
-                and not ("\u3400" <= w.key[0] <= "\u9fff" and len(w.key) > 1 and w.key in run)]
+                and not (_han(w.key) and len(w.key) > 1 and w.key in run)]
 
     out = []
     ops = SequenceMatcher(None, [w.key for w in a], [w.key for w in b], autojunk=False).get_opcodes()
