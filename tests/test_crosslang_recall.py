@@ -39,6 +39,13 @@ MEMORIES = {
     "dingtalk": ("踩坑：钉钉机器人发消息返回 `keywords not in content`。原因：安全设置里配了自定义关键词“告警”。"
                  "解决：消息标题加“【告警】”。"),
     "wechat_pay": "规则：微信支付回调必须先验签再处理，按订单号幂等去重，成功后返回 SUCCESS，否则微信会反复重发通知。",
+    "no_network": "Rule: unit tests never touch the network; outgoing HTTP calls are mocked with `respx`.",
+    "https_only": "Decision: the public site answers plain HTTP on port 80 only with a redirect to HTTPS.",
+    "webhook_size": "Pitfall: the webhook receiver answered HTTP 413 for large payloads. Fix: raise `client_max_body_size`.",
+    "es_flood": ("Pitfall: Elasticsearch rejected every write with `index read-only / allow delete` once the disk"
+                 " passed the flood-stage watermark. Fix: free disk, then reset `index.blocks.read_only_allow_delete`."),
+    "api_versions": "决定：对外接口用 URL 路径区分版本（`/v1/`、`/v2/`），不用请求头；旧版本至少保留半年。",
+    "utc": "Decision: every timestamp is stored in UTC in a `timestamptz` column; only the UI converts to local time.",
 }
 
 
@@ -71,6 +78,9 @@ def found(store, query: str) -> list[str]:
     ("Sentry 上传 sourcemap 时 release 应该填什么？", "sentry"),
     ("DingTalk bot says keywords not in content", "dingtalk"),  # DingTalk is 钉钉, bot 机器人
     ("How should the WeChat Pay callback be handled so WeChat stops resending it?", "wechat_pay"),  # WeChat: 微信
+    ("ES 的索引突然变成只读了，数据写不进去，怎么恢复？", "es_flood"),  # ES is Elasticsearch
+    ("How do we version our public API, and how long do old versions stay?", "api_versions"),  # version: 版本
+    ("Which column type and timezone should a new updated_at field get?", "utc"),  # names what the memory implies
 ])
 def test_a_question_finds_the_memory_it_asks_about(store, query, key):
     assert key in found(store, query)
@@ -88,6 +98,7 @@ def test_a_question_finds_the_memory_it_asks_about(store, query, key):
     "How do I generate a new SSH key and add it to my GitHub account?",
     "Sentry 事件太多了，怎么设置采样率？",  # Sentry, but the sourcemap memory says nothing of sampling
     "How do I set up alert notifications to Slack in Grafana?",  # Grafana, but not its alerting
+    "Go 里怎么用 context 给 HTTP 请求设置超时？",  # three memories say HTTP: a word of this store, not the answer's mark
 ])
 def test_a_neighbouring_question_finds_nothing(store, query):
     assert found(store, query) == []
@@ -128,6 +139,12 @@ def test_a_numeronym_names_the_word_it_shortens():
     assert holds_name("k8s", "Decision: staging runs on Kubernetes")
     assert holds_name("i18n", "Rule: internationalization strings live in locales/")
     assert not holds_name("k8s", "Decision: staging runs on Nomad")
+
+
+def test_a_short_name_names_the_product_it_stands_for():
+    assert holds_name("es", "Pitfall: Elasticsearch rejected every write after the disk filled up")
+    assert holds_name("pg", "Rule: Postgres replicas are read-only")
+    assert not holds_name("es", "Pitfall: Redis rejected every write after the disk filled up")
 
 
 def test_a_short_english_memory_stays_english_with_its_chinese_keywords():

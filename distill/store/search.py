@@ -41,6 +41,9 @@ COS_LOW, COS_HIGH = 0.78, 0.93  # local e5: unrelated ≈ 0.77-0.83, a clear mat
 MARGIN_SPAN = 0.06  # a match stands this far above the mean of the query's candidates → full marks
 W_MEANING, W_MARGIN, W_WORDS = 0.45, 0.30, 0.25
 EXACT_SCORE = 0.95
+# an identifier that more of the query's candidates hold than this is a common word of this store
+# (HTTP in every web memory), not what singles the answer out: it counts as a word, not a win
+EXACT_HOLDERS = 2
 # a question in the other language than the memory: e5 puts a match lower (≈ 0.80-0.87 against
 # 0.85-0.93), and the dictionary's shared concepts carry more of the evidence
 COS_LOW_X, COS_HIGH_X = 0.78, 0.88
@@ -51,6 +54,9 @@ COS_LOW_ZH, COS_HIGH_ZH = 0.83, 0.95
 # a query that names something (MySQL, Kafka, order_id, a number) and a memory that names none
 # of it: at most a neighbour ("MongoDB's default port" against the Redis port memory)
 NAME_MISS = 0.6
+# the same between an English question and an English memory, where e5's cosine says more (a
+# memory on Vite's `base` answers "the React app behind a sub-path shows a white page")
+NAME_MISS_EN = 0.75
 # an English question naming several things and a memory holding only some of them: about one of
 # them, not what was asked ("Kubernetes Deployment and a StatefulSet" against a Deployment memory)
 NAME_PART = 0.75
@@ -245,6 +251,8 @@ def relevance(query: str, texts: list[str], cosines: np.ndarray, *, baseline: fl
     names = query_names(query)
     out = []
     name_concept = [any(form.casefold() in names for form in group) for group in concepts or []]
+    holders = sum(all(e in _fold(t) for e in entities) for t in texts) if entities else 0
+    exact_wins = 0 < holders <= EXACT_HOLDERS
     for text, cos in zip(texts, cosines):
         margin = min(max((float(cos) - base) / MARGIN_SPAN, 0.0), 1.0)
         held = concepts_held(concepts, text) if concepts else []
@@ -258,7 +266,7 @@ def relevance(query: str, texts: list[str], cosines: np.ndarray, *, baseline: fl
             score = W_MEANING * meaning + W_MARGIN * margin + W_WORDS * max(word_overlap(terms, text), shared)
         missed = [n for n in names if not holds_name(n, text)]
         if names and len(missed) == len(names):
-            score *= NAME_MISS
+            score *= NAME_MISS_EN if not query_zh and not is_chinese(text) else NAME_MISS
         elif missed and (not query_zh or any(is_own_name(n) for n in missed)):
             score *= NAME_PART
         asked = [h for h, is_name in zip(held, name_concept) if not is_name]  # what it asks about the names
@@ -266,7 +274,7 @@ def relevance(query: str, texts: list[str], cosines: np.ndarray, *, baseline: fl
         if named and len(asked) >= max(2, named + 1) and not any(asked):
             score *= NAME_ONLY
         folded = _fold(text)
-        if (entities and all(e in folded for e in entities)) or (len(whole) >= 6 and whole in folded):
+        if (exact_wins and all(e in folded for e in entities)) or (len(whole) >= 6 and whole in folded):
             score = max(score, EXACT_SCORE) + 0.04 * meaning  # exact first; among several, by meaning
         out.append(min(score, 1.0))
     return out

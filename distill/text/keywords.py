@@ -215,7 +215,8 @@ def query_concepts(query: str) -> list[list[str]]:
         merged[key] = list(dict.fromkeys([*merged.get(key, []), *group]))
     for name in query_names(query):  # what the query names is a concept even if no dictionary knows it (StatefulSet)
         if not any(name in group for group in merged.values()):  # and in Chinese if the work table knows it (DingTalk)
-            merged[name] = [name, *(_WORK_ZH[name].split("/") if name in _WORK_ZH else [])]
+            merged[name] = [name, *([SHORT_NAMES[name]] if name in SHORT_NAMES else []),
+                            *(_WORK_ZH[name].split("/") if name in _WORK_ZH else [])]
     return list(merged.values())
 
 
@@ -277,6 +278,11 @@ def is_own_name(name: str) -> bool:
     return not name.isdigit() and not _to_zh(name, generic=True)
 
 
+# the short names people use for a product in a question (ES 的索引, a PG replica) and the name a
+# memory spells out
+SHORT_NAMES = {"es": "elasticsearch", "pg": "postgres", "js": "javascript", "ts": "typescript", "gh": "github"}
+
+
 def holds_name(name: str, text: str) -> bool:
     """Does ``text`` name ``name``: as a word (a short name) or a word's start (postgres in
     postgresql@16), also with its separators read as spaces (docker-compose, docker compose),
@@ -284,6 +290,8 @@ def holds_name(name: str, text: str) -> bool:
     in a Chinese text also as its Chinese word (review → 评审, api → 接口; the phrase table's:
     TLS → 证书), a dictionary word's English name (北京 → beijing) or its reading (飞书 → feishu)?"""
     folded = text.casefold()
+    if name in SHORT_NAMES and holds_name(SHORT_NAMES[name], text):
+        return True
     numeronym = re.fullmatch(r"([a-z])(\d{1,2})([a-z])", name)  # k8s is kubernetes, i18n internationalization
     if numeronym and re.search(rf"(?<![a-z]){numeronym[1]}[a-z]{{{numeronym[2]}}}{numeronym[3]}(?![a-z])", folded):
         return True
@@ -535,6 +543,20 @@ _WORK_ZH = {
     "bucket": "存储桶", "cluster": "集群", "deployment": "部署", "container": "容器", "certificate": "证书",
     "bot": "机器人", "keyword": "关键词", "code": "代码", "callback": "回调", "resend": "重发",
     "freeze": "卡顿/卡死", "refund": "退款", "heap": "堆内存/堆", "exception": "异常",
+    # work words the dictionary's index leaves out (not in the HSK list, no "(computing)" gloss):
+    # read off the English questions of the dev sets whose words had no Chinese at all
+    "version": "版本", "laptop": "笔记本", "emoji": "表情", "weekly": "每周", "sent": "发送", "blank": "空白",
+    "admin": "管理员", "bump": "升级", "bumped": "升级", "alive": "存活", "vendor": "供应商", "webhook": "回调",
+    "exit": "退出", "filled": "写满/占满", "eviction": "淘汰/驱逐", "bastion": "跳板机/堡垒机", "charset": "字符集",
+    "stuck": "卡住", "minified": "压缩", "workflow": "工作流/流程", "balancer": "负载均衡", "metric": "指标",
+    "nested": "嵌套", "debounce": "防抖", "sheet": "表格", "corporate": "公司", "millisecond": "毫秒",
+    "sync": "同步", "daemon": "守护进程", "syntax": "语法", "parallel": "并行", "declarative": "声明式",
+    "undefined": "未定义", "presigned": "预签名", "subnet": "子网", "mapping": "映射", "optional": "可选",
+    "lifecycle": "生命周期", "partial": "部分", "simulator": "模拟器", "rebooted": "重启", "earliest": "最早",
+    "collation": "排序规则", "rotation": "轮换", "tenant": "租户", "gradual": "灰度/逐步", "rollout": "发布/灰度",
+    "entry": "条目", "indentation": "缩进", "available": "可用", "recursive": "递归", "insert": "插入",
+    "boilerplate": "模板", "rename": "重命名", "chunk": "分块", "latest": "最新", "snapshot": "快照",
+    "fetch": "拉取", "precision": "精度", "integration": "集成", "identifier": "标识符", "priority": "优先级",
     # Chinese products by their English names (the dictionary has 微信 as "Weixin or WeChat", no 钉钉)
     "wechat": "微信", "wecom": "企业微信", "dingtalk": "钉钉", "alipay": "支付宝",
 }
