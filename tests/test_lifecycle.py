@@ -276,6 +276,34 @@ def test_one_template_said_of_another_subject_is_another_memory(tmp_path, embedd
     assert second.status == "added" and second.relation is None
 
 
+@pytest.mark.parametrize("old,new,category", [
+    ("Preference: the user wants short answers: code or command first, then at most three bullet points of"
+     " explanation, no preamble or recap.",
+     "Preference: in suggested shell commands, use `rg` (ripgrep) and `fd` instead of `grep -r` and `find`.",
+     "preference"),
+    ("Pitfall: in Vite only variables prefixed with `VITE_` are exposed to client code; `import.meta.env.API_URL`"
+     " was `undefined` in the production build. Rename it to `VITE_API_URL` in `.env.production`.",
+     "踩坑：`.gitlab-ci.yml` 里同一个 job 同时写 `only` 和 `rules` 会报 `config key may not be used with rules:"
+     " only`，统一改成 `rules:` 写法。", "fact"),
+    ("Pitfall: `npm run dev` in the web repo fails with EADDRINUSE on port 5173 because a stale vite process"
+     " holds it. Fix: `pkill -f vite`.",
+     "规则：web 仓库用 pnpm 管理依赖，安装用 `pnpm install --frozen-lockfile`，不要再用 npm。", "fact"),
+])
+def test_a_change_about_another_thing_retires_nothing(tmp_path, embedder, old, new, category):
+    """A change word ("instead of", 改成) and a cosine over the floor — e5 puts two short rules on
+    unrelated things there — used to retire the nearest row, which then vanished from recall.
+    What the new text replaces must be in the row, the two must share a word at least, and a rule
+    does not retire a pitfall (what was seen stays true: a rule and a pitfall are two memories). Stored
+    as ``import`` and ``remember`` store them: with their keyword lines."""
+    from distill.text.keywords import keyword_draft
+
+    store = MemoryStore.open(settings_for(tmp_path), embedder=embedder)
+    first = store.add([keyword_draft(MemoryDraft(text=old, category=category))])[0]
+    second = store.add([keyword_draft(MemoryDraft(text=new, category=category))])[0]
+    assert second.status == "added" and second.relation is None
+    assert {h.id for h in store.list()} == {first.id, second.id}  # both current
+
+
 def test_a_choice_restated_with_instead_of_merges_and_a_fix_that_says_change_to_is_no_update(tmp_path, embedder):
     """"chose X over Y" already rules out Y, so "X instead of Y" restates it; "解决：改成 X"
     says what was done about another error, not that the stored fix changed."""

@@ -224,6 +224,8 @@ def update_reason(new_text: str, old_text: str, cosine: float = 1.0, cross_floor
     if not change.any or _qualifiers_differ(new_text, old_text):
         return None
     ev = Evidence(new_text, old_text)
+    if ev.a.kind and ev.b.kind and ev.a.kind != ev.b.kind and not {ev.a.kind, ev.b.kind} <= _CHOSEN:
+        return None  # a rule set now does not make a pitfall seen before untrue (the guard: two memories)
     cross, zh = _scripts(new_text, old_text)
     share = _zh_share(new_text, old_text) if zh else max(
         _share(new_text, old_text), _share(_uncoded(new_text), _uncoded(old_text)))
@@ -231,8 +233,8 @@ def update_reason(new_text: str, old_text: str, cosine: float = 1.0, cross_floor
     if cross:
         if cosine < cross_floor:
             return None
-    elif share < (SUBJECT_SHARE_ZH if zh else SUBJECT_SHARE) and cosine < near:
-        return None
+    elif share < (SUBJECT_SHARE_ZH if zh else SUBJECT_SHARE) and (cosine < near or not share):
+        return None  # e5 puts two short rules on unrelated things above the floor: one word at least
     old_terms = _terms(strip_keywords(old_text))
     replaced = set().union(*(_terms(s) for s in change.replaced)) if change.replaced else set()
     replacing = set().union(*(_terms(s) for s in change.replacing)) if change.replacing else set()
@@ -240,6 +242,8 @@ def update_reason(new_text: str, old_text: str, cosine: float = 1.0, cross_floor
     said_before = _rejected(old_text) | set().union(set(), *(_terms(x) for x in read_change(old_text).replaced))
     if named_old & said_before:
         return None  # the stored row already rules out (or replaces) what this one replaces: a restatement
+    if change.replaced and not named_old and not cross and replaced - _STOP:
+        return None  # it names what it replaces, and this row holds none of it: another row's update
     if change.replaced:
         # what the new text puts in place of it: the part it names as the replacement, else all it adds
         fresh = (replacing if change.replacing else _terms(strip_keywords(new_text))) - old_terms - replaced
