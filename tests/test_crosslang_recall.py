@@ -46,6 +46,7 @@ MEMORIES = {
                  " passed the flood-stage watermark. Fix: free disk, then reset `index.blocks.read_only_allow_delete`."),
     "api_versions": "决定：对外接口用 URL 路径区分版本（`/v1/`、`/v2/`），不用请求头；旧版本至少保留半年。",
     "utc": "Decision: every timestamp is stored in UTC in a `timestamptz` column; only the UI converts to local time.",
+    "piano": "偏好：孩子每周三下午上钢琴课，周三 16:00–18:00 不要给用户安排任何会议或预约。",
 }
 
 
@@ -81,6 +82,7 @@ def found(store, query: str) -> list[str]:
     ("ES 的索引突然变成只读了，数据写不进去，怎么恢复？", "es_flood"),  # ES is Elasticsearch
     ("How do we version our public API, and how long do old versions stay?", "api_versions"),  # version: 版本
     ("Which column type and timezone should a new updated_at field get?", "utc"),  # names what the memory implies
+    ("Can I schedule a meeting for the user on Wednesday afternoon?", "piano"),  # Wednesday: 周三, not a name
 ])
 def test_a_question_finds_the_memory_it_asks_about(store, query, key):
     assert key in found(store, query)
@@ -145,6 +147,13 @@ def test_a_short_name_names_the_product_it_stands_for():
     assert holds_name("es", "Pitfall: Elasticsearch rejected every write after the disk filled up")
     assert holds_name("pg", "Rule: Postgres replicas are read-only")
     assert not holds_name("es", "Pitfall: Redis rejected every write after the disk filled up")
+
+
+def test_a_weekday_and_office_words_reach_their_chinese():
+    from distill.text.keywords import query_concepts
+
+    words = {w for group in query_concepts("Email my boss the meeting notes before Wednesday") for w in group}
+    assert {"周三", "领导", "纪要"} <= words
 
 
 def test_a_short_english_memory_stays_english_with_its_chinese_keywords():

@@ -63,6 +63,8 @@ _PHRASES: list[tuple[str, str]] = [
     (r"pull request|merge request|PR\b", "合并请求"), (r"merge conflicts?", "合并冲突"),
     (r"continuous integration|\bCI\b|GitHub Actions|Jenkins", "持续集成"),
     (r"cache|caching", "缓存"), (r"backups?", "备份"), (r"invoices?", "发票"), (r"reimburse|expense", "报销"),
+    (r"meeting notes|minutes of the meeting", "纪要"), (r"weekly (?:sync|meeting)", "周会"),
+    (r"not sure|unsure|uncertain", "不确定"), (r"replay attacks?", "重放"),
     (r"meetings?", "会议"), (r"slides?|slide decks?|presentations?", "幻灯片"), (r"retention|kept for|keep \w+ for", "保留期限"),
     (r"password", "密码"), (r"rate limit|429|throttl", "限流"), (r"lockfile|dependenc", "依赖管理"),
     (r"install", "安装"), (r"build|compil", "构建"), (r"\btests?\b|pytest|unit test", "测试"),
@@ -570,6 +572,9 @@ _WORK_ZH = {
     "fetch": "拉取", "precision": "精度", "integration": "集成", "identifier": "标识符", "priority": "优先级",
     "readme": "文档", "slide": "幻灯片/PPT", "deck": "PPT/幻灯片", "presentation": "汇报/演示", "claim": "报销",
     "reimburse": "报销", "meal": "餐费/餐", "taxi": "打车/出租车", "convention": "约定/规范",
+    "boss": "领导/老板", "replay": "重放/重播", "monday": "周一/星期一", "tuesday": "周二/星期二",
+    "wednesday": "周三/星期三", "thursday": "周四/星期四", "friday": "周五/星期五", "saturday": "周六/星期六",
+    "sunday": "周日/星期天",
     # Chinese products by their English names (the dictionary has 微信 as "Weixin or WeChat", no 钉钉)
     "wechat": "微信", "wecom": "企业微信", "dingtalk": "钉钉", "alipay": "支付宝",
 }
