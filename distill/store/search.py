@@ -51,11 +51,11 @@ W_X_MEANING, W_X_MARGIN, W_X_WORDS = 0.35, 0.25, 0.40
 # a Chinese question against a Chinese memory: e5 puts any two Chinese texts closer (unrelated
 # ≈ 0.82-0.87, a match ≈ 0.89-0.94; tests/bench/crosslang_set.json and the blind set)
 COS_LOW_ZH, COS_HIGH_ZH = 0.83, 0.95
-# a query that names something (MySQL, Kafka, order_id, a number) and a memory that names none
+# a query that names something (MySQL, Kafka, order_id) and a memory that names none
 # of it: at most a neighbour ("MongoDB's default port" against the Redis port memory)
 NAME_MISS = 0.6
-# the same between an English question and an English memory, where e5's cosine says more (a
-# memory on Vite's `base` answers "the React app behind a sub-path shows a white page")
+# the same between an English question and an English memory, where e5's cosine says more (the
+# timestamptz decision answers "which column type should a new created_at field get")
 NAME_MISS_EN = 0.75
 # an English question naming several things and a memory holding only some of them: about one of
 # them, not what was asked ("Kubernetes Deployment and a StatefulSet" against a Deployment memory)

@@ -250,8 +250,9 @@ _NAME_SHAPE = re.compile(r"\d|[A-Za-z0-9][._/\-:=+#@][A-Za-z0-9]|^[A-Z0-9]{2,}$|
 def query_names(query: str) -> list[str]:
     """What the query names, lower-cased: in a Chinese query every Latin word (MySQL, Excel,
     Git, order_id); in an English one the capitalised words inside a sentence (MongoDB, Kafka,
-    Kyoto), all-capitals (TLS, US), numbers and identifiers (docker-compose, db-prod-1). A
-    memory that holds none of them is about something else (:func:`holds_name`)."""
+    Kyoto), all-capitals (TLS, US) and identifiers (docker-compose, db-prod-1, 9am). A memory
+    that holds none of them is about something else (:func:`holds_name`). Not a bare number, a
+    weekday or month, nor a format or protocol (:data:`_NOT_NAMES`)."""
     chinese = bool(_CJK.search(query))
     latin = _CJK.sub(" . ", query)
     out = []
