@@ -315,7 +315,7 @@ def duplicate_decision(store: "MemoryStore | None", text: str, scope: str):
     nearest = _as_hit(store.get(verdict.id), cosine)
     if verdict.duplicate:
         return "duplicate", nearest, f"same fact as {verdict.id} ({verdict.reason})"
-    if verdict.reason.startswith(("supersedes ", "contradicts ")):
+    if verdict.relation:
         return "new", nearest, f"not a duplicate: remember would store it, and it {verdict.reason}"
     return "new", nearest, f"nearest memory {verdict.id} is not the same fact: {verdict.reason}"
 

@@ -171,12 +171,14 @@ class Neighbour(Protocol):
 class Verdict:
     """The answer for one new memory. ``id`` is the row it duplicates, or, when it is
     distinct, the nearest row it was compared with (None when the scope has none);
-    ``reason`` says why ("exact", "near:0.953", or what kept the nearest row apart)."""
+    ``reason`` says why ("exact", "near:0.953", or what kept the nearest row apart);
+    ``relation``: a distinct text that would supersede or contradict ``id`` (``check_duplicate``)."""
 
     decision: Literal["duplicate", "distinct"]
     id: str | None
     reason: str
     cosine: float | None = None
+    relation: Literal["supersedes", "contradicts"] | None = None
 
     @property
     def duplicate(self) -> bool:

@@ -55,6 +55,13 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def _current_then(rows_now: dict[str, tuple[bool, int]], row_id: str, when: int) -> bool:
+    """May a text stated at ``when`` supersede or contradict this stored row: it is current,
+    and not newer than the statement (``_lifecycle_rows`` read both)."""
+    row = rows_now.get(row_id)
+    return row is not None and row[0] and row[1] <= when
+
+
 class MemoryStore:
     def __init__(self, settings: "Settings", db, table, embedder: Embedder | None = None):
         self.settings = settings
@@ -172,17 +179,17 @@ class MemoryStore:
         vec = self._passages([draft.text])
         self._refresh()
         thresholds = self.settings.dedup_thresholds()
-        sidx = self.index.scope(draft.scope)
-        pool = sidx.nearest(vec, NEAREST)[0]
-        exact_id = sidx.exact(content_hash(draft.text))
-        rows_now = self._lifecycle_rows([pool], band_floor(thresholds), None)
+        pool = self._existing_candidates([draft], vec)[0]
+        rows_now, now = self._lifecycle_rows([pool], band_floor(thresholds), None), now_ms()
+        exact_id = self.index.scope(draft.scope).exact(content_hash(draft.text))
         decision = relate(draft.text, pool, thresholds, exact_id=exact_id,
-                          current=lambda row_id: row_id in rows_now and rows_now[row_id][0])
+                          current=lambda row_id: _current_then(rows_now, row_id, now))
         if decision.relation == "same":
             return Verdict("duplicate", decision.id, decision.reason, decision.cosine)
-        reason = decision.reason if decision.relation == "distinct" else (
-            f"{decision.relation} {decision.id}: {decision.reason}")
-        return Verdict("distinct", decision.id, reason, decision.cosine)
+        if decision.relation == "distinct":
+            return Verdict("distinct", decision.id, decision.reason, decision.cosine)
+        return Verdict("distinct", decision.id, f"{decision.relation} {decision.id}: {decision.reason}",
+                       decision.cosine, relation=decision.relation)
 
     def _refresh(self) -> None:
         """Bring the dedup copy up to the table's latest commit. Checks and dry runs call this
@@ -280,8 +287,7 @@ class MemoryStore:
                         return False
                     if row_id in batch_md:
                         return True
-                    row = rows_now.get(row_id)
-                    return row is not None and row[0] and row[1] <= when  # never supersede a newer row
+                    return _current_then(rows_now, row_id, when)
 
                 decision = self._decide(i, d, pool, thresholds, sidx.exact(hashes[i]), current,
                                         judged or {}, replaces)

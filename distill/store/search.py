@@ -251,9 +251,10 @@ def relevance(query: str, texts: list[str], cosines: np.ndarray, *, baseline: fl
     names = query_names(query)
     out = []
     name_concept = [any(form.casefold() in names for form in group) for group in concepts or []]
-    holders = sum(all(e in _fold(t) for e in entities) for t in texts) if entities else 0
+    folded_texts = [_fold(t) for t in texts]
+    holders = sum(all(e in f for e in entities) for f in folded_texts) if entities else 0
     exact_wins = 0 < holders <= EXACT_HOLDERS
-    for text, cos in zip(texts, cosines):
+    for text, folded, cos in zip(texts, folded_texts, cosines):
         margin = min(max((float(cos) - base) / MARGIN_SPAN, 0.0), 1.0)
         held = concepts_held(concepts, text) if concepts else []
         shared = sum(held) / len(held) if held else 0.0
@@ -273,7 +274,6 @@ def relevance(query: str, texts: list[str], cosines: np.ndarray, *, baseline: fl
         named = len(names) - len(missed)
         if named and len(asked) >= max(2, named + 1) and not any(asked):
             score *= NAME_ONLY
-        folded = _fold(text)
         if (exact_wins and all(e in folded for e in entities)) or (len(whole) >= 6 and whole in folded):
             score = max(score, EXACT_SCORE) + 0.04 * meaning  # exact first; among several, by meaning
         out.append(min(score, 1.0))
