@@ -75,6 +75,10 @@ def aucs(data: dict, store: MemoryStore, use: Use) -> str:
     return "across languages, relevant vs other memories / vs unrelated questions: " + ", ".join(out)
 
 
+def per_direction(found: dict[str, list[bool]]) -> str:
+    return " ".join(f"{d} {np.mean(found[d]):.2f}" for d in ("zh->en", "en->zh", "en->en", "zh->zh"))
+
+
 def recall(data: dict, store: MemoryStore) -> str:
     id_of = {body(m["text"]): m["id"] for m in data["memories"]}
 
@@ -88,7 +92,7 @@ def recall(data: dict, store: MemoryStore) -> str:
             empty[q["lang"]].append(not ids)
         else:
             found[q["direction"]].append(bool(set(ids) & set(q["relevant"])))
-    return (" ".join(f"{d} {np.mean(found[d]):.2f}" for d in ("zh->en", "en->zh", "en->en", "zh->zh"))
+    return (per_direction(found)
             + " " + " ".join(f"unrelated {lang} {sum(empty[lang])}/{len(empty[lang])}" for lang in ("en", "zh")))
 
 
@@ -108,7 +112,7 @@ def use_alone(data: dict, use: Use) -> str:
             continue
         found[q["direction"]].append(bool(top & set(q["relevant"])))
         relevant.extend(float(c) for m, c in zip(mems, cos) if m["id"] in q["relevant"])
-    return (" ".join(f"{d} {np.mean(found[d]):.2f}" for d in ("zh->en", "en->zh", "en->en", "zh->zh"))
+    return (per_direction(found)
             + f"; relevant cosine p10 {np.percentile(relevant, 10):.2f}, unrelated best p90"
               f" {np.percentile(unrelated, 90):.2f}")
 
