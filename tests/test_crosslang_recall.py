@@ -165,3 +165,22 @@ def test_keywords_take_the_software_sense_of_a_word():
     line = with_keywords("Fact: the orders table has a shared view for the owner; the default port is 8080.").splitlines()[-1]
     words = set(line.removeprefix("Keywords (zh): ").split("; "))
     assert {"表格", "共享", "视图", "默认"} & words and not {"桌子", "部分", "看法", "主人", "违约"} & words, line
+
+
+@pytest.mark.parametrize("query", [
+    "How can I shrink my Docker image with a multi-stage build?",
+    "docker build fails on `apt-get update` with a GPG error, what's the fix?",
+    "公司内网装前端依赖一直超时，怎么换源？",
+    "做语义检索需要存向量，用什么方案？",
+])
+def test_asking_for_more_hits_finds_no_more_for_an_unrelated_question(store, query):
+    """`memories search` asks for 10, MCP recall for 5, a script for 50: the cut-off is the same."""
+    assert [h.text for h in store.search(query, limit=50)] == []
+
+
+def test_a_memory_scores_the_same_however_many_hits_are_asked_for(store):
+    query = "where do the logs go and how long are they kept?"
+    few = {h.id: h.score for h in store.search(query, limit=3)}
+    many = {h.id: h.score for h in store.search(query, limit=50)}
+    assert store.ids["loki"] in few
+    assert {i: many[i] for i in few} == few

@@ -39,6 +39,9 @@ ROW_COLUMNS = ["id", "text", "category", "scope", "importance", "timestamp", "me
 RELEVANCE_FLOOR = 0.40
 COS_LOW, COS_HIGH = 0.78, 0.93  # local e5: unrelated ≈ 0.77-0.83, a clear match ≈ 0.88-0.93 (a paraphrase ≈ 0.81)
 MARGIN_SPAN = 0.06  # a match stands this far above the mean of the query's candidates → full marks
+# the margin's mean is over this many nearest rows whatever the caller's limit, so a memory scores
+# the same for MCP recall (top_k 5) as for `memories search --limit 50`
+BASELINE_ROWS = 20
 W_MEANING, W_MARGIN, W_WORDS = 0.45, 0.30, 0.25
 EXACT_SCORE = 0.95
 # an identifier that more of the query's candidates hold than this is a common word of this store
@@ -152,7 +155,7 @@ def hybrid_search(table, query: str, qvec: np.ndarray, where: str | None, limit:
     caller worked them out already."""
     from .fts import search_rows as lexical_rows  # fts builds on this module
 
-    depth = max(limit * 3, 20)
+    depth = max(limit * 3, BASELINE_ROWS)
     cols = ROW_COLUMNS + ["vector"]
     concepts = query_concepts(query) if concepts is None else concepts
     wide = " ".join([query, *(w for group in concepts for w in group[1:])])  # both languages' words
@@ -169,7 +172,7 @@ def hybrid_search(table, query: str, qvec: np.ndarray, where: str | None, limit:
     vecs = np.asarray([r["vector"] for r, _ in ordered], dtype=np.float32)
     vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
     cos = vecs @ (np.asarray(qvec, dtype=np.float32) / max(float(np.linalg.norm(qvec)), 1e-12))
-    scores = relevance(query, [r["text"] or "" for r, _ in ordered], cos, baseline=_baseline(vec_rows),
+    scores = relevance(query, [r["text"] or "" for r, _ in ordered], cos, baseline=_baseline(vec_rows[:BASELINE_ROWS]),
                        concepts=concepts)
     hits = []
     for (row, sources), score in zip(ordered, scores):
