@@ -184,3 +184,43 @@ def test_a_memory_scores_the_same_however_many_hits_are_asked_for(store):
     many = {h.id: h.score for h in store.search(query, limit=50)}
     assert store.ids["loki"] in few
     assert {i: many[i] for i in few} == few
+
+
+# memories whose question in the other language shares few dictionary words with them: e5 puts the
+# pair at 0.80-0.84, unrelated pairs' range, and they score 0.34-0.37 on e5 and words alone
+NEAR_MISSES = {
+    "upload": "踩坑：图片上传超过一兆就失败，前端拿到 413。原因：网关 nginx 的 client_max_body_size 默认 1m。解决：在网关上调到 20m。",
+    "trial": ("踩坑：小程序在开发者工具里请求都正常，发布体验版后全部失败。原因：本地勾了不校验合法域名。"
+              "解决：在后台把接口域名加进 request 合法域名。"),
+    "new_year": "决定：春节轮流回家过，单数年回成都父母家，双数年去武汉；春节前后一周不安排出差。",
+}
+
+
+@pytest.fixture(scope="module")
+def store_near(tmp_path_factory):
+    store = MemoryStore.open(settings_for(tmp_path_factory.mktemp("crosslang-near")))
+    texts = {**MEMORIES, **NEAR_MISSES}
+    outcomes = store.add([keyword_draft(MemoryDraft(text=t, category="fact", scope="global", importance=0.7))
+                          for t in texts.values()])
+    store.ids = {key: o.id for key, o in zip(texts, outcomes)}
+    return store
+
+
+@pytest.mark.parametrize("query, key", [
+    ("Photo uploads over a megabyte are rejected as too large before they reach the backend. What should change?", "upload"),
+    ("Requests from the mini program work in the dev tools but fail once the trial version is published. Why?", "trial"),
+    ("Where does the owner spend Chinese New Year this year?", "new_year"),
+])
+def test_a_near_miss_in_the_other_language_is_found_on_a_second_opinion(store_near, query, key):
+    """USE multilingual puts the memory clearly first among the question's candidates."""
+    assert store_near.ids[key] in [h.id for h in store_near.search(query, limit=3)]
+
+
+def test_a_search_without_a_near_miss_across_languages_never_loads_the_second_model(store, monkeypatch):
+    from distill.store import second_opinion
+
+    def refuse():
+        raise AssertionError("the second model was loaded")
+    monkeypatch.setattr(second_opinion, "_model", refuse)
+    assert store.ids["redis"] in [h.id for h in store.search("which port does Redis listen on in docker-compose?", limit=3)]
+    assert store.search("How do I make sourdough bread rise better?", limit=3) == []

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..text.keywords import concepts_held, holds_name, is_chinese, is_own_name, query_concepts, query_names
+from . import second_opinion
 from .models import CATEGORIES, MemoryHit, check_scope
 from .provenance import parse
 from .table import as_ms
@@ -172,8 +173,13 @@ def hybrid_search(table, query: str, qvec: np.ndarray, where: str | None, limit:
     vecs = np.asarray([r["vector"] for r, _ in ordered], dtype=np.float32)
     vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
     cos = vecs @ (np.asarray(qvec, dtype=np.float32) / max(float(np.linalg.norm(qvec)), 1e-12))
-    scores = relevance(query, [r["text"] or "" for r, _ in ordered], cos, baseline=_baseline(vec_rows[:BASELINE_ROWS]),
-                       concepts=concepts)
+    texts = [r["text"] or "" for r, _ in ordered]
+    scores = relevance(query, texts, cos, baseline=_baseline(vec_rows[:BASELINE_ROWS]), concepts=concepts)
+    if floor is not None:
+        query_zh = is_chinese(query)
+        let_in = second_opinion.rescued(query, texts, scores, [is_chinese(t) != query_zh for t in texts], floor)
+        if let_in is not None:
+            scores[let_in] = floor
     hits = []
     for (row, sources), score in zip(ordered, scores):
         if floor is not None and score < floor:

