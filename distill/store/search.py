@@ -175,11 +175,8 @@ def hybrid_search(table, query: str, qvec: np.ndarray, where: str | None, limit:
     cos = vecs @ (np.asarray(qvec, dtype=np.float32) / max(float(np.linalg.norm(qvec)), 1e-12))
     texts = [r["text"] or "" for r, _ in ordered]
     scores = relevance(query, texts, cos, baseline=_baseline(vec_rows[:BASELINE_ROWS]), concepts=concepts)
-    if floor is not None:
-        query_zh = is_chinese(query)
-        let_in = second_opinion.rescued(query, texts, scores, [is_chinese(t) != query_zh for t in texts], floor)
-        if let_in is not None:
-            scores[let_in] = floor
+    if floor is not None and (let_in := second_opinion.rescued(query, texts, scores, floor)) is not None:
+        scores[let_in] = floor
     hits = []
     for (row, sources), score in zip(ordered, scores):
         if floor is not None and score < floor:

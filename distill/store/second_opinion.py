@@ -18,6 +18,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..text.keywords import is_chinese
+
 # a candidate across languages scoring at least this, under the floor, is a near miss worth asking about
 NEAR_MISS = 0.30
 # among the POOL best-scored candidates, USE must put it first, at a cosine of at least USE_COS
@@ -35,22 +37,18 @@ def _model():
     return USE()
 
 
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    vectors = np.asarray(vectors, dtype=np.float32)
-    return vectors / np.maximum(np.linalg.norm(vectors, axis=-1, keepdims=True), 1e-12)
-
-
-def rescued(query: str, texts: list[str], scores: list[float], across: list[bool], floor: float) -> int | None:
-    """The index of the one candidate to let through although it scored under ``floor``, or None.
-    ``across``: is the candidate in the other language than the query."""
+def rescued(query: str, texts: list[str], scores: list[float], floor: float) -> int | None:
+    """The index of the one candidate to let through although it scored under ``floor``, or None."""
     pool = sorted(range(len(texts)), key=lambda i: -scores[i])[:POOL]
-    if not any(across[i] and NEAR_MISS <= scores[i] < floor for i in pool):
+    query_zh = is_chinese(query)
+    near = {i for i in pool if NEAR_MISS <= scores[i] < floor and is_chinese(texts[i]) != query_zh}
+    if not near:
         return None
-    vectors = _unit(_model().encode([query, *(texts[i] for i in pool)]))
+    vectors = _model().encode([query, *(texts[i] for i in pool)])  # unit length already
     cos = vectors[1:] @ vectors[0]
     order = np.argsort(-cos)
     best = pool[int(order[0])]
-    lead = float(cos[order[0]] - cos[order[1]]) if len(pool) > 1 else float(cos[order[0]])
-    if across[best] and NEAR_MISS <= scores[best] < floor and cos[order[0]] >= USE_COS and lead >= USE_LEAD:
+    runner_up = float(cos[order[1]]) if len(pool) > 1 else 0.0
+    if best in near and cos[order[0]] >= USE_COS and cos[order[0]] - runner_up >= USE_LEAD:
         return best
     return None

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -56,7 +57,7 @@ def candidates(data: dict, use: Use) -> list[tuple[dict, list[str], np.ndarray]]
     return out
 
 
-def fit(asked: list) -> callable:
+def fit(asked: list) -> Callable[[np.ndarray], np.ndarray]:
     """Logistic regression, candidate is a relevant memory or not; plain gradient descent."""
     x = np.vstack([f for _, _, f in asked])
     y = np.concatenate([[i in q["relevant"] for i in ids] for q, ids, _ in asked]).astype(float)
